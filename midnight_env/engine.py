@@ -1,0 +1,199 @@
+"""The batch-first engine API: one rules set, many games.
+
+>>> eng = Engine("midnight_party", num_players=4)
+>>> state = eng.new_games(seeds=range(256))       # 256 games, game i seeded i
+>>> while not state.done.all():
+...     eng.step(state, eng.random_actions(state, rng))   # one decision per game, dice rolled on
+
+A single game is a batch of one. Games are advanced in place; ``state.copy()`` is a cheap copy
+(search agents), and each game carries its own dice stream, so game *i* seeded *s* plays the
+same whatever batch it runs in. Dice are also explicit chance outcomes: ``chance_outcomes`` and
+``apply_roll(state, faces)`` let records and search agents inject rolls.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from midnight_env import rules as K
+from midnight_env.actions import ActionError, ActionLayout
+from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
+from midnight_env.state import CHANCE_OUTCOMES, HUGO, MOVE, OVER, PLACE, ROLL, GameState, empty_state
+
+ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
+PARALLEL_FROM = 512  # batches at least this large use the threaded kernel
+
+
+class Engine:
+    """Rules of one variant, player count and options, applied to batches of games."""
+
+    def __init__(self, variant: str | GameConfig = "midnight_party", num_players: int = 4, **options: Any):
+        self.config = variant if isinstance(variant, GameConfig) else make_config(variant, num_players, **options)
+        self.rules = self.config.rules()
+        self.layout = ActionLayout(self.config.board)
+        self._no_actions: dict[int, np.ndarray] = {}
+
+    # -- description ------------------------------------------------------------------------
+    @property
+    def variant(self) -> str:
+        return self.config.variant
+
+    @property
+    def num_players(self) -> int:
+        return self.config.num_players
+
+    @property
+    def num_actions(self) -> int:
+        return self.rules.num_actions
+
+    @property
+    def board(self):
+        return self.config.board
+
+    @staticmethod
+    def chance_outcomes() -> tuple[tuple[int, float], ...]:
+        """Die faces (1, 2, 4, 5, HUGO=0) with their probabilities."""
+        return CHANCE_OUTCOMES
+
+    def __repr__(self) -> str:
+        return f"Engine({self.variant!r}, num_players={self.num_players}, options={self.config.options})"
+
+    # -- new games ------------------------------------------------------------------------
+    def new_games(self, seeds: Iterable[int] | int) -> GameState:
+        """Games at set-up (seat 0 places first), one per seed; an int ``n`` means seeds 0..n-1."""
+        seeds = np.arange(seeds) if isinstance(seeds, (int, np.integer)) else np.asarray(list(seeds))
+        seeds = seeds.astype(np.int64).reshape(-1)
+        r = self.rules
+        b = len(seeds)
+        s = empty_state(b, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+        s.phase[:] = PLACE
+        s.player[:] = 0
+        s.supply[:] = r.guests
+        s.queue[:] = np.tile(np.arange(r.num_players, dtype=np.int8), r.guests)  # 0,1,..,N-1, 0,1,..
+        s.queue_len[:] = r.num_players * r.guests
+        if r.castle:
+            s.spooky[:] = CASTLE_START_POINTS
+        K.seed_streams(seeds, s.rng)
+        s.legal[:, : r.num_squares] = 1  # an empty gallery: every square is free
+        return s
+
+    # -- advancing ---------------------------------------------------------------------------
+    def _run(self, state: GameState, actions, faces, auto_roll: bool) -> np.ndarray:
+        b = state.batch_size
+        if actions is None:
+            actions = self._none(b)
+        if faces is None:
+            faces = self._none(b)
+        faces_out = np.full(b, -1, np.int8)
+        kernel = K.step_parallel if b >= PARALLEL_FROM else K.step_serial
+        kernel(state, self.rules, actions, faces, auto_roll, faces_out)
+        return faces_out
+
+    def _none(self, b: int) -> np.ndarray:
+        if b not in self._no_actions:
+            self._no_actions[b] = np.full(b, -1, np.int64)
+        return self._no_actions[b]
+
+    def step(self, state: GameState, actions, check: bool = True) -> None:
+        """Apply one decision per deciding game (-1: none), then roll on until the next decision.
+
+        Games at a ROLL (as left by :meth:`apply_action`) are rolled on too; finished games stay.
+        """
+        actions = self.check_actions(state, actions) if check else actions
+        self._run(state, actions, None, True)
+
+    def apply_action(self, state: GameState, actions, check: bool = True) -> None:
+        """Apply decisions only; games stop at their next roll (a chance node) or decision."""
+        actions = self.check_actions(state, actions) if check else actions
+        self._run(state, actions, None, False)
+
+    def apply_roll(self, state: GameState, faces=None) -> np.ndarray:
+        """Resolve one roll in every game at ROLL: with the given faces (1, 2, 4, 5, HUGO=0; -1 to
+        skip a game) or, when ``faces`` is None, from each game's dice stream. Returns the faces
+        rolled (-1 for games that did not roll)."""
+        b = state.batch_size
+        if faces is None:
+            faces = np.where(state.phase == ROLL, -2, -1).astype(np.int64)
+        else:
+            faces = np.broadcast_to(np.asarray(faces, dtype=np.int64), (b,))
+            bad = ~np.isin(faces, (-1, 1, 2, 4, 5, HUGO))
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"die face {faces[j]} for game {j} is not a face: allowed are 1, 2, 4, 5, 0 (Hugo)")
+            faces = np.where(state.phase == ROLL, faces, -1)
+        return self._run(state, None, faces, False)
+
+    def roll_on(self, state: GameState) -> None:
+        """Roll every game at ROLL on (dice streams) until a decision or the end."""
+        self._run(state, None, None, True)
+
+    # -- checks and queries ------------------------------------------------------------------------
+    def check_actions(self, state: GameState, actions) -> np.ndarray:
+        """Actions as an int64 array, or ActionError naming the first illegal one."""
+        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        b = state.batch_size
+        if actions.shape[0] != b:
+            raise ActionError(f"got {actions.shape[0]} actions for a batch of {b} games")
+        deciding = (state.phase == PLACE) | (state.phase == MOVE)
+        given = actions >= 0
+        out_of_range = given & (actions >= self.num_actions)
+        if out_of_range.any():
+            j = int(np.flatnonzero(out_of_range)[0])
+            raise ActionError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}")
+        safe = np.where(given, actions, 0)
+        ok = ~given | (deciding & (state.legal[np.arange(b), safe] == 1))
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            raise ActionError(self.illegal_message(state, j, int(actions[j])))
+        return actions
+
+    def illegal_message(self, state: GameState, i: int, action: int) -> str:
+        phase = int(state.phase[i])
+        if phase not in (PLACE, MOVE):
+            return f"game {i}: no decision is due (phase {('place', 'roll', 'move', 'over')[phase]}), got action {action}"
+        roll = int(state.roll[i])
+        legal = [self.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])]
+        try:
+            meaning = self.layout.describe(action, roll)
+        except ActionError:
+            meaning = "not an action"
+        return (f"game {i}: action {action} ({meaning}) is not legal for player {state.player[i]}"
+                + (f" with roll {roll}" if phase == MOVE else "") + f"; legal: {', '.join(legal)}")
+
+    def legal_actions(self, state: GameState, i: int = 0) -> np.ndarray:
+        return np.flatnonzero(state.legal[i])
+
+    def random_actions(self, state: GameState, rng: np.ndarray) -> np.ndarray:
+        """Uniform legal choices from per-game uint64 streams ``rng`` (-1 where none is due)."""
+        out = np.empty(state.batch_size, np.int64)
+        K.random_legal_actions(state.legal, rng, out)
+        return out
+
+    def winners(self, state: GameState, i: int = 0) -> list[int]:
+        points = state.spooky[i]
+        return [int(p) for p in np.flatnonzero(points == points.min())]
+
+    def ranks(self, state: GameState) -> np.ndarray:
+        """(B, N) finishing rank per seat, 1 = fewest points; ties share the better rank."""
+        pts = state.spooky
+        return 1 + (pts[:, None, :] < pts[:, :, None]).sum(axis=2)
+
+    def hugo_square(self, state: GameState, i: int = 0) -> int:
+        h = int(state.hugo[i]) - self.rules.hugo_stairs
+        return h if h >= 0 else -1
+
+    def speed(self, state: GameState, i: int = 0) -> int:
+        return int(self.rules.clock_speed[state.clock[i]]) if self.rules.castle else self.rules.speed
+
+
+def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
+    """Per-game uint64 random streams for agents, independent of the dice of the same seeds."""
+    seeds = np.asarray(list(seeds), dtype=np.int64)
+    out = np.empty(len(seeds), np.uint64)
+    K.seed_streams(seeds * 7919 + 104729 * stream, out)
+    return out
+
+
+__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]

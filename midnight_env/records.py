@@ -1,0 +1,250 @@
+"""Game records in the ``midnight-record/1`` format (shared/RECORDS.md): writing and replaying.
+
+A record holds the set-up, every roll and every decision with its legal set. ``replay_record``
+re-plays one against the engine and raises :class:`RecordError` naming the line and the event
+of the first disagreement; ``Recorder`` writes records of games the engine plays.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TextIO
+
+import numpy as np
+
+from midnight_env.actions import ActionError
+from midnight_env.config import ConfigError, make_config
+from midnight_env.engine import Engine
+from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL, GameState
+
+FORMAT = "midnight-record/1"
+_FACE_NAMES = {1: 1, 2: 2, 4: 4, 5: 5, HUGO: "hugo"}
+_FACES_BY_NAME = {1: 1, 2: 2, 4: 4, 5: 5, "hugo": HUGO}
+
+
+class RecordError(ValueError):
+    """A record that cannot be replayed; the message names the line and the event."""
+
+    def __init__(self, message: str, line: int | None = None, event: int | None = None):
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if event is not None:
+            where.append(f"event {event}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.line, self.event = line, event
+
+
+def face_name(face: int):
+    return _FACE_NAMES[int(face)]
+
+
+def legal_notations(engine: Engine, state: GameState, i: int) -> list[str]:
+    roll = int(state.roll[i])
+    return [engine.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])]
+
+
+# ------------------------------------------------------------------------------------------------
+# writing
+
+
+class Recorder:
+    """Collects the events of a batch of games played with ``apply_action`` / ``apply_roll``.
+
+    Call :meth:`decisions` before applying the deciding games' actions, :meth:`rolls` with the
+    faces ``apply_roll`` returned, and :meth:`record` once a game is over.
+    """
+
+    def __init__(self, engine: Engine, seeds: Iterable[int], agents: list[list[str]] | list[str] | None = None):
+        self.engine = engine
+        self.seeds = [int(s) for s in seeds]
+        self.events: list[list[dict]] = [[] for _ in self.seeds]
+        self.agents = agents
+        self._rounds_seen = np.zeros(len(self.seeds), np.int64)
+
+    def decisions(self, state: GameState, actions: np.ndarray) -> None:
+        roll = state.roll
+        for i in np.flatnonzero(((state.phase == PLACE) | (state.phase == MOVE)) & (actions >= 0)):
+            kind = "place" if state.phase[i] == PLACE else "move"
+            self.events[i].append({"e": kind, "p": int(state.player[i]),
+                                   "a": self.engine.layout.to_notation(int(actions[i]), int(roll[i])),
+                                   "legal": legal_notations(self.engine, state, int(i))})
+
+    def rolls(self, players: np.ndarray, faces: np.ndarray) -> None:
+        """``players``: the rollers before the roll; ``faces``: as returned by apply_roll."""
+        for i in np.flatnonzero(faces >= 0):
+            self.events[i].append({"e": "roll", "p": int(players[i]), "face": face_name(faces[i])})
+
+    def round_ends(self, state: GameState) -> None:
+        """Write a round_end for every round finished since the last call (midnight_party)."""
+        for i in np.flatnonzero(state.rounds_done > self._rounds_seen):
+            self._rounds_seen[i] = state.rounds_done[i]
+            self.events[i].append({"e": "round_end", "round": int(state.rounds_done[i]),
+                                   "points": [int(x) for x in state.spooky[i]]})
+
+    def record(self, state: GameState, i: int) -> dict:
+        agents = self.agents[i] if self.agents and isinstance(self.agents[0], list) else self.agents
+        return make_record(self.engine, state, i, self.seeds[i], agents, self.events[i])
+
+
+def make_record(engine: Engine, state: GameState, i: int, seed: int | None, agents, events: list[dict]) -> dict:
+    points = [int(x) for x in state.spooky[i]]
+    return {
+        "format": FORMAT,
+        "variant": engine.variant,
+        "num_players": engine.num_players,
+        "options": dict(engine.config.options),
+        "seed": seed,
+        "agents": list(agents) if agents is not None else None,
+        "events": events,
+        "final_points": points,
+        "winners": engine.winners(state, i),
+        "truncated": bool(state.truncated[i]),
+    }
+
+
+def write_records(records: Iterable[dict], out: TextIO) -> int:
+    n = 0
+    for rec in records:
+        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        n += 1
+    out.flush()
+    return n
+
+
+# ------------------------------------------------------------------------------------------------
+# reading and replaying
+
+
+@dataclass
+class ReplayResult:
+    record: dict
+    state: GameState
+    decisions: int
+    rolls: int
+
+
+def _engine_for(rec: dict, line: int | None) -> Engine:
+    if not isinstance(rec, dict):
+        raise RecordError("a record must be a JSON object", line)
+    if rec.get("format") != FORMAT:
+        raise RecordError(f"format {rec.get('format')!r} is not {FORMAT!r}", line)
+    for key in ("variant", "num_players", "options", "events", "final_points", "winners", "truncated"):
+        if key not in rec:
+            raise RecordError(f"missing field {key!r}", line)
+    if not isinstance(rec["options"], dict) or not isinstance(rec["events"], list):
+        raise RecordError("'options' must be an object and 'events' a list", line)
+    try:
+        return Engine(make_config(rec["variant"], rec["num_players"], **rec["options"]))
+    except ConfigError as err:
+        raise RecordError(str(err), line) from None
+
+
+def replay_record(rec: dict, line: int | None = None, engine: Engine | None = None) -> ReplayResult:
+    """Replay one record against the engine; RecordError on the first disagreement."""
+    eng = engine or _engine_for(rec, line)
+    state = eng.new_games([0])
+    rounds_seen = 0
+    n_dec = n_roll = 0
+    events = rec["events"]
+
+    def fail(msg: str, k: int | None):
+        raise RecordError(msg, line, k)
+
+    for k, ev in enumerate(events):
+        if not isinstance(ev, dict) or "e" not in ev:
+            fail(f"event {ev!r} is not an object with 'e'", k)
+        kind = ev["e"]
+        phase = int(state.phase[0])
+        if rounds_seen < int(state.rounds_done[0]) and kind != "round_end":
+            fail(f"expected round_end for round {rounds_seen + 1}, got {kind!r}", k)
+        if kind == "round_end":
+            if rounds_seen >= int(state.rounds_done[0]):
+                fail(f"round_end {ev.get('round')!r} but no round has ended here", k)
+            rounds_seen += 1
+            if ev.get("round") != rounds_seen:
+                fail(f"round_end names round {ev.get('round')!r}, the engine ended round {rounds_seen}", k)
+            points = [int(x) for x in state.spooky[0]]
+            if ev.get("points") != points:
+                fail(f"round {rounds_seen} points {ev.get('points')!r}, the engine has {points}", k)
+            continue
+        if kind not in ("place", "roll", "move"):
+            fail(f"unknown event kind {kind!r}: allowed are place, roll, move, round_end", k)
+        if phase == OVER:
+            fail(f"{kind} event after the game ended", k)
+        player = int(state.player[0])
+        if ev.get("p") != player:
+            fail(f"{kind} by player {ev.get('p')!r}, but player {player} is to {('place', 'roll', 'move')[phase]}", k)
+        if kind == "roll":
+            if phase != ROLL:
+                fail(f"roll, but the engine expects a {('place', 'roll', 'move')[phase]} decision", k)
+            face = ev.get("face")
+            if face not in _FACES_BY_NAME or isinstance(face, bool):
+                fail(f"face {face!r} is not a die face: allowed are 1, 2, 4, 5, \"hugo\"", k)
+            eng.apply_roll(state, [_FACES_BY_NAME[face]])
+            n_roll += 1
+            continue
+        expected = PLACE if kind == "place" else MOVE
+        if phase != expected:
+            fail(f"{kind}, but the engine expects a {('place', 'roll', 'move')[phase]}", k)
+        legal = legal_notations(eng, state, 0)
+        if "legal" in ev:
+            got = ev["legal"]
+            if not isinstance(got, list) or len(set(got)) != len(got):
+                fail("'legal' must be a list without duplicates", k)
+            if set(got) != set(legal):
+                missing = sorted(set(legal) - set(got))
+                extra = sorted(set(got) - set(legal))
+                fail(f"legal set differs: engine also allows {missing}, record also lists {extra}", k)
+        try:
+            action = eng.layout.from_notation(str(ev.get("a")), int(state.roll[0]))
+        except ActionError as err:
+            fail(str(err), k)
+        if not state.legal[0, action]:
+            fail(f"{ev.get('a')!r} is not legal here; legal: {', '.join(sorted(legal))}", k)
+        eng.apply_action(state, [action], check=False)
+        n_dec += 1
+    if rounds_seen < int(state.rounds_done[0]):
+        fail(f"missing round_end for round {rounds_seen + 1}", len(events))
+    if state.phase[0] != OVER:
+        fail(f"events end but the game is not over (player {state.player[0]} to "
+             f"{('place', 'roll', 'move')[state.phase[0]]})", len(events))
+    points = [int(x) for x in state.spooky[0]]
+    if rec["final_points"] != points:
+        fail(f"final_points {rec['final_points']!r}, the engine has {points}", None)
+    if sorted(rec["winners"]) != eng.winners(state, 0):
+        fail(f"winners {rec['winners']!r}, the engine has {eng.winners(state, 0)}", None)
+    if bool(rec["truncated"]) != bool(state.truncated[0]):
+        fail(f"truncated {rec['truncated']!r}, the engine has {bool(state.truncated[0])}", None)
+    return ReplayResult(rec, state, n_dec, n_roll)
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) for every non-empty line; RecordError for a line that is not JSON."""
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as err:
+                raise RecordError(f"not valid JSON ({err.msg} at column {err.colno})", number) from None
+
+
+def replay_file(path: str | Path) -> list[ReplayResult]:
+    """Replay every record of a JSON Lines file; RecordError at the first bad one."""
+    engines: dict[str, Engine] = {}
+    results = []
+    for number, rec in read_records(path):
+        key = json.dumps([rec.get("variant"), rec.get("num_players"), rec.get("options")], sort_keys=True) \
+            if isinstance(rec, dict) else ""
+        if key not in engines:
+            engines[key] = _engine_for(rec, number)
+        results.append(replay_record(rec, number, engines[key]))
+    return results
+
+
+def as_text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
