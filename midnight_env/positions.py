@@ -23,7 +23,7 @@ from midnight_env import rules as K
 from midnight_env.board import GREEN, RED
 from midnight_env.config import CASTLE_START_POINTS, CLOCK_TIMES
 from midnight_env.engine import Engine
-from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.state import HUGO, MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
 
 ROLL_NUMBERS = (1, 2, 4, 5)  # the die's number faces (Hugo is not a move roll)
 
@@ -202,6 +202,41 @@ def _set_queue(engine: Engine, s: GameState, queue: Iterable[int] | None) -> Non
     s.queue_len[0] = len(queue)
 
 
+def describe_position(engine: Engine, state: GameState, i: int = 0) -> dict:
+    """Game ``i`` as the keyword arguments of :func:`make_position` (seats listed in order), so
+    ``make_position(engine, **describe_position(engine, state))`` rebuilds it (dice stream aside).
+    Tests compare parts of it with the position they expect."""
+    r = engine.rules
+
+    def seats(counts) -> list[int]:
+        return [p for p in range(r.num_players) for _ in range(int(counts[p]))]
+
+    gallery = {sq: seats(state.gallery[i, :, sq]) for sq in range(r.num_squares) if state.gallery[i, :, sq].any()}
+    stairs = {place: seats(state.stairs[i, :, place]) for place in range(r.num_places)
+              if state.stairs[i, :, place].any()}
+    phase = int(state.phase[i])
+    queue = None
+    if phase == PLACE:
+        queue = [int(p) for p in state.queue[i, int(state.queue_pos[i]): int(state.queue_len[i])]]
+    return {
+        "gallery": gallery,
+        "rooms": {q: int(state.room[i, q]) for q in range(r.num_rooms) if state.room[i, q] >= 0},
+        "stairs": stairs,
+        "wine_cellar": seats(state.stairs[i, :, r.num_places]),
+        "hugo": hugo_place_name(engine, state, i),
+        "clock": CLOCK_TIMES[int(state.clock[i])],
+        "spooky": [int(x) for x in state.spooky[i]],
+        "player": int(state.player[i]),
+        "phase": PHASE_NAMES[phase],
+        "roll": int(state.roll[i]) if phase == MOVE else None,
+        "round": int(state.round[i]),
+        "rounds_done": int(state.rounds_done[i]),
+        "rolls": int(state.rolls[i]),
+        "queue": queue,
+        "first_roller": int(state.first_roller[i]),
+    }
+
+
 # ------------------------------------------------------------------------------------------------
 # drawing
 
@@ -277,10 +312,30 @@ def legal_set(engine: Engine, state: GameState, i: int = 0) -> set[str]:
     return {engine.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])}
 
 
+def play(engine: Engine, state: GameState, *events) -> GameState:
+    """Apply rolls and decisions to a single game, written as in records: a die face (``4``,
+    ``"hugo"``) or a choice (``"g14"``, ``"g14>g18"``, ``"r2>r5"``, ``"pass"``). Returns ``state``.
+    A roll when no roll is due, or an illegal choice, raises ValueError / ActionError."""
+    if state.batch_size != 1:
+        raise ValueError(f"play() takes a single game, got a batch of {state.batch_size}")
+    for event in events:
+        phase = PHASE_NAMES[int(state.phase[0])]
+        if event == "hugo" or isinstance(event, (int, np.integer)):
+            if phase != "roll":
+                raise ValueError(f"roll {event!r} given, but the game is at phase {phase!r}")
+            face = HUGO if event == "hugo" else int(event)
+            engine.apply_roll(state, [face])
+        else:
+            if phase not in ("place", "move"):
+                raise ValueError(f"choice {event!r} given, but the game is at phase {phase!r}")
+            engine.apply_action(state, [action(engine, state, str(event))])
+    return state
+
+
 def action(engine: Engine, state: GameState, notation: str, i: int = 0) -> int:
     """Action index of a record notation (``"g14>g18"``, ``"r2>r5"``, ``"pass"``) for game ``i``'s roll."""
     return engine.layout.from_notation(notation, int(state.roll[i]))
 
 
-__all__ = ["make_position", "draw_position", "legal_set", "action", "hugo_track_index", "hugo_names",
+__all__ = ["make_position", "describe_position", "draw_position", "legal_set", "play", "action", "hugo_track_index", "hugo_names",
            "hugo_place_name"]
