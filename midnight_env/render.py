@@ -343,7 +343,7 @@ def render_ansi(engine, state, i: int = 0, color: bool = True) -> str:
     stairs, status = _stairs_lines(board, pos), _status_lines(engine, pos)
     inner_top, inner_left = ch + 1, cw + 2
     inner_w, inner_h = (cols - 2) * cw - 3, (rows - 2) * ch - 1
-    stairs_w = max(sum(len(t) for t, _ in line) for line in stairs) + 3
+    stairs_w = max(20 + _STAIR_GUESTS, max(sum(len(t) for t, _ in line) for line in stairs)) + 2
     status = _wrap(status, inner_w - stairs_w)
     status_w = max(sum(len(t) for t, _ in line) for line in status)
     row = rows * ch + 2
