@@ -3,7 +3,9 @@
 >>> eng = Engine("midnight_party", 2)
 >>> state = make_position(eng, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]},
 ...                       hugo="g13", roll=4)
+>>> play(eng, state, "g14>r6", "hugo")          # a choice, then a die face, as records write them
 >>> print(draw_position(eng, state))
+>>> describe_position(eng, state)["stairs"]     # the position as make_position's arguments
 
 Places are named as in RULES.md and RECORDS.md: gallery squares ``0..27``, rooms by index,
 stair places by position (``0`` = the highest value: landing 10 / step +10). Guests of a player
