@@ -435,7 +435,8 @@ class _Scene:
         ax = self.ax = self.fig.add_axes((0, 0, 1, 1))
         x_lo = -1.15 - (height - width) / 2
         ax.set_xlim(x_lo, x_lo + height)
-        ax.set_ylim(-1.15 + height, -1.15)  # y grows downwards, like the text board
+        self.y_hi = -1.15 + height
+        ax.set_ylim(self.y_hi, -1.15)  # y grows downwards, like the text board
         ax.set_aspect("equal")
         ax.axis("off")
         scale = size / 640  # font sizes and line widths follow the picture size
@@ -530,7 +531,7 @@ class _Scene:
                                      mutation_scale=12 * self.fs / 9, color=_ARROW_COLOUR, linewidth=lw * 1.5,
                                      zorder=4))
         title = "CELLAR\nSTEPS" if self.castle else "CELLAR\nSTAIRS"
-        ax.text(x0 + 0.05, y0 + (count - 1) * step_y + box_h, title, fontsize=fs * 0.8, ha="left", va="bottom",
+        ax.text(x0 + 0.05, self.rows - 1.2, title, fontsize=fs * 0.8, ha="left", va="bottom",
                 color=_EDGE, fontweight="bold", linespacing=1.3)
 
     def _inside(self) -> None:
@@ -605,21 +606,23 @@ class _Scene:
                                   facecolor="white", edgecolor="#222", linewidth=lw * 1.4, animated=True)
         ax.add_patch(self.die)
         self.dynamic += self.bars + self.points + [self.turn, self.turn_disc]
-        # legend
-        y = self.panel_y + 0.75 + self.table_rows * 0.55 + 0.25
+        # legend, along the bottom edge; each entry as wide as its words
+        y = self.y_hi - 0.4
         x = -0.9
-        for kind, words in ((0, "plain room"), (RED, "red room +1"), (GREEN, "green room \u22123 (exact roll)")):
-            ax.add_patch(Rectangle((x, y - 0.15), 0.3, 0.3, facecolor=_ROOM_FACES[kind], edgecolor=_EDGE,
-                                   linewidth=lw * 0.8))
+        renderer = self.canvas.get_renderer()
+        to_data = ax.transData.inverted()
+        entries = [("room", 0, "plain room"), ("room", RED, "red room +1"),
+                   ("room", GREEN, "green room \u22123 (exact roll)"), ("hugo", 0, "Hugo"), ("arrow", 0, "arrow square")]
+        for what, kind, words in entries:
+            if what == "hugo":
+                ax.add_patch(Polygon(_GHOST * 0.42 + (x + 0.15, y), facecolor=_GHOST_FACE, edgecolor=_GHOST_EDGE,
+                                     linewidth=lw))
+            else:
+                face = _ARROW_FACE if what == "arrow" else _ROOM_FACES[kind]
+                ax.add_patch(Rectangle((x, y - 0.15), 0.3, 0.3, facecolor=face, edgecolor=_EDGE, linewidth=lw * 0.8))
             label = ax.text(x + 0.4, y, words, fontsize=fs * 0.8, ha="left", va="center", color="#222")
-            x += 0.55 + 0.105 * len(words) * fs / 9 * 9 / 9
-        ax.add_patch(Polygon(_GHOST * 0.42 + (x + 0.15, y), facecolor=_GHOST_FACE, edgecolor=_GHOST_EDGE,
-                             linewidth=lw))
-        ax.text(x + 0.45, y, "Hugo", fontsize=fs * 0.8, ha="left", va="center", color="#222")
-        x += 1.25
-        ax.add_patch(Rectangle((x, y - 0.15), 0.3, 0.3, facecolor=_ARROW_FACE, edgecolor=_EDGE, linewidth=lw * 0.8))
-        ax.text(x + 0.4, y, "arrow square: Hugo enters", fontsize=fs * 0.8, ha="left", va="center", color="#222")
-        del label
+            box = label.get_window_extent(renderer)
+            x = to_data.transform((box.x1, box.y0))[0] + 0.35
 
     def _table_slot(self, p: int) -> tuple[float, float]:
         col, row = divmod(p, self.table_rows)

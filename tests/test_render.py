@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine, agent_streams, render
+from midnight_env.board import board_from_dict
 from midnight_env.config import CLOCK_TIMES
 from midnight_env.render import (HUGO_MARK, KIND_WORDS, PLAYER_COLOURS, _CELL_H, _CELL_W, _STAIR_GUESTS, _ring_layout,
                                  _scene, render_ansi, render_rgb)
@@ -68,6 +69,13 @@ def test_ansi_shows_points_hugo_and_time(variant, num_players, stage):
     square = eng.hugo_square(state)
     if square >= 0:
         assert HUGO_MARK in cell_lines(text, eng.board.num_squares, square)[0]
+    else:
+        h, values = int(state.hugo[0]), eng.board.stair_values
+        if variant == "hidden_castle":
+            label = "cellar door" if h == 0 else f"step +{values[h - 1]} "
+        else:
+            label = f"landing {values[h]:>2} "
+        assert HUGO_MARK in next(line for line in text.split("\n") if label in line)
     if variant == "hidden_castle":
         assert f"clock {CLOCK_TIMES[state.clock[0]]}" in text
         assert f"Hugo speed {eng.speed(state)}" in text
@@ -191,3 +199,25 @@ def test_rgb_keeps_few_figures_and_checks_its_size(monkeypatch):
     assert len(render._SCENES) == 1
     with pytest.raises(ValueError, match="size=10"):
         render_rgb(eng, stages["setup"], size=10)
+
+
+def test_a_changed_board_draws_without_code_changes():
+    """33 squares, 4 rooms, 4 landings: rooms are marked on their own door squares."""
+    board = board_from_dict({
+        "name": "small", "gallery_squares": 33, "arrow_square": 0,
+        "rooms": [{"door": 1, "kind": "red"}, {"door": 12, "kind": "green"}, {"door": 20, "kind": "plain"},
+                  {"door": 30, "kind": "plain"}],
+        "stairs": {"kind": "landings", "values": [9, 7, 5, 3], "hugo_start": "top", "overflow": "wine_cellar",
+                   "wine_cellar_value": 1}})
+    eng = Engine("midnight_party", 3, board=board)
+    state = eng.new_games([1])
+    rng = agent_streams([1])
+    for _ in range(30):
+        eng.step(state, eng.random_actions(state, rng))
+    text = render_ansi(eng, state, color=False)
+    for q, door in enumerate(board.door_square):
+        assert cell_lines(text, 33, int(door))[1].startswith(f"{KIND_WORDS[board.room_kind[q]]}{q}[")
+    marked = [s for s in range(33) if cell_lines(text, 33, s)[1].strip()]
+    assert marked == sorted(board.door_square.tolist())
+    assert "landing  9" in text and "wine cellar 1" in text and "landing 10" not in text
+    assert render_rgb(eng, state, size=SIZE).shape == (SIZE, SIZE, 3)
