@@ -71,8 +71,9 @@ def hugo_track_index(engine: Engine, hugo: str) -> int:
         text = f"g{int(match.group(1))}"
     if text in names:
         return names.index(text)
-    raise ValueError(f"hugo={hugo!r} is not a place on Hugo's track: allowed are 'start', "
-                     f"{', '.join(repr(x) for x in names[:engine.rules.hugo_stairs])} or 'g0'..'g{engine.board.num_squares - 1}'")
+    stairs = ", ".join(repr(x) for x in names[: engine.rules.hugo_stairs])
+    raise ValueError(f"hugo={hugo!r} is not a place on Hugo's track: allowed are 'start', {stairs} "
+                     f"or 'g0'..'g{engine.board.num_squares - 1}'")
 
 
 def hugo_place_name(engine: Engine, state: GameState, i: int = 0) -> str:
@@ -339,5 +340,5 @@ def action(engine: Engine, state: GameState, notation: str, i: int = 0) -> int:
     return engine.layout.from_notation(notation, int(state.roll[i]))
 
 
-__all__ = ["make_position", "describe_position", "draw_position", "legal_set", "play", "action", "hugo_track_index", "hugo_names",
-           "hugo_place_name"]
+__all__ = ["make_position", "describe_position", "draw_position", "legal_set", "play", "action",
+           "hugo_track_index", "hugo_names", "hugo_place_name"]
