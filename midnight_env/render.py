@@ -43,7 +43,6 @@ PLAYER_COLOURS = (
 SEAT_SYMBOLS = "01234567"  # guests read by seat without colour
 HUGO_MARK = "HUGO"
 KIND_WORDS = ("pln", "red", "grn")  # room kind as three letters (terminal)
-KIND_NAMES = ("plain", "red", "green")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,6 +377,7 @@ _ARROW_FACE = "#fff3b0"
 _ARROW_COLOUR = "#b8860b"
 _GHOST_FACE = "#fbfbff"
 _GHOST_EDGE = "#3b2a5a"
+_BAR_FULL_POINTS = 40  # midnight_party: points of a full-length bar (hidden_castle: 46, the end)
 
 
 def _text_colour(hex_colour: str) -> str:
@@ -612,7 +612,8 @@ class _Scene:
         renderer = self.canvas.get_renderer()
         to_data = ax.transData.inverted()
         entries = [("room", 0, "plain room"), ("room", RED, "red room +1"),
-                   ("room", GREEN, "green room \u22123 (exact roll)"), ("hugo", 0, "Hugo"), ("arrow", 0, "arrow square")]
+                   ("room", GREEN, "green room \u22123 (exact roll)"), ("hugo", 0, "Hugo"),
+                   ("arrow", 0, "arrow square")]
         for what, kind, words in entries:
             if what == "hugo":
                 ax.add_patch(Polygon(_GHOST * 0.42 + (x + 0.15, y), facecolor=_GHOST_FACE, edgecolor=_GHOST_EDGE,
@@ -632,12 +633,12 @@ class _Scene:
     def frame(self, pos: _Position) -> np.ndarray:
         ax = self.ax
         discs: list[tuple[float, float, float, int]] = []  # x, y, radius, seat
-        fresh = []  # artists made for this frame only
+        ghosts = []  # Hugo, drawn over everything else
         # guests on the gallery, Hugo on his square
         for s, (c, r) in self.cell.items():
             seats = [p for p in range(pos.num_players) for _ in range(int(pos.gallery[p, s]))]
             if s == pos.hugo_square:
-                fresh += self._hugo(c + 0.72, r + 0.6, 0.52) if seats else self._hugo(c + 0.5, r + 0.58, 0.62)
+                ghosts += self._hugo(c + 0.72, r + 0.6, 0.52) if seats else self._hugo(c + 0.5, r + 0.58, 0.62)
             if seats:
                 w = 0.5 if s == pos.hugo_square else 0.86
                 centres, rad = _disc_grid(len(seats), c + 0.05, r + 0.24, w, 0.72, 0.2)
@@ -653,8 +654,8 @@ class _Scene:
                     centres, rad = _disc_grid(len(seats), bx, by, bw, bh, 0.16)
                     discs += [(x, y, rad, p) for (x, y), p in zip(centres, seats)]
             if place == pos.hugo_place:
-                fresh += self._hugo(bx + bw - 0.2, by + bh / 2 - 0.05, 0.5)
-        fresh += self._discs(discs)
+                ghosts += self._hugo(bx + bw - 0.2, by + bh / 2 - 0.05, 0.5)
+        fresh = self._discs(discs) + ghosts  # artists made for this frame only
 
         # clock or rounds, and the status
         if self.castle:
@@ -662,7 +663,8 @@ class _Scene:
             hour, minute = (int(v) for v in _clock_text(pos).split(":"))
             angles = (((hour % 12) + minute / 60) / 12 * 2 * math.pi, minute / 60 * 2 * math.pi)
             for hand, angle, length in zip(self.hands, angles, (0.5, 0.8)):
-                hand.set_data([cx, cx + length * radius * math.sin(angle)], [cy, cy - length * radius * math.cos(angle)])
+                tip = (cx + length * radius * math.sin(angle), cy - length * radius * math.cos(angle))
+                hand.set_data([cx, tip[0]], [cy, tip[1]])
             self.time_mark.set_x(self.time_x[min(pos.clock, len(CLOCK_TIMES) - 1)] - 0.27)
             first = f"clock {_clock_text(pos)}, Hugo speed {pos.speed}"
         else:
@@ -673,12 +675,14 @@ class _Scene:
         self.turn.set_text(_turn_text(pos))
         self.turn_disc.set_facecolor(_seat_hex([pos.player]) if pos.phase != OVER else "none")
         self.turn_disc.set_visible(pos.phase != OVER)
-        if pos.phase == MOVE:
-            fresh += [self.die] + self._pips(pos.roll)
+        shown = list(self.dynamic)
+        if pos.phase == MOVE:  # the die of the roll being decided
+            fresh += self._pips(pos.roll)
+            shown.append(self.die)
 
         # points: a bar and a number per seat
         winners = pos.winners() if pos.phase == OVER else []
-        top = max(CASTLE_POINTS_LIMIT if pos.castle else 40, int(pos.spooky.max()))
+        top = max(CASTLE_POINTS_LIMIT if pos.castle else _BAR_FULL_POINTS, int(pos.spooky.max()))
         for p in range(pos.num_players):
             pts = int(pos.spooky[p])
             length = self.bar_len * max(pts, 0) / top
@@ -688,13 +692,12 @@ class _Scene:
             self.points[p].set_x(self.bars[p].get_x() + length + 0.05)
 
         self.canvas.restore_region(self.background)
-        for artist in self.dynamic + fresh:
+        for artist in shown + fresh:
             if artist.get_visible():
                 ax.draw_artist(artist)
         image = np.asarray(self.canvas.buffer_rgba())[:, :, :3].copy()
         for artist in fresh:
-            if artist is not self.die:
-                artist.remove()
+            artist.remove()
         return image
 
     def _hugo(self, x: float, y: float, h: float) -> list:
