@@ -129,6 +129,10 @@ class Engine:
         """Roll every game at ROLL on (dice streams) until a decision or the end."""
         self._run(state, None, None, True)
 
+    def refresh_legal(self, state: GameState) -> None:
+        """Recompute ``state.legal`` from the position (after building or editing a state by hand)."""
+        K.refresh_legal(state, self.rules)
+
     # -- checks and queries ------------------------------------------------------------------------
     def check_actions(self, state: GameState, actions) -> np.ndarray:
         """Actions as an int64 array, or ActionError naming the first illegal one."""

@@ -484,3 +484,17 @@ def random_legal_actions(legal, rng, out):
                     out[i] = a
                     break
                 k -= 1
+
+
+@njit(cache=True)
+def uniform_draws(rng, out):
+    """One float in [0, 1) per stream."""
+    for i in range(rng.shape[0]):
+        out[i] = np.float64(next_random(rng, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def refresh_legal(s, R):
+    """Recompute every game's legal mask (after a position was built or edited by hand)."""
+    for i in range(s.phase.shape[0]):
+        fill_mask(s, R, i)

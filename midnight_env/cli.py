@@ -1,0 +1,59 @@
+"""The ``midnight`` command: one sub-command per module of ``midnight_env.commands``.
+
+Each module there defines ``add_parser(subparsers)``, which registers its sub-command with
+``set_defaults(run=function)``; ``function(args)`` returns the exit status. Errors of bad input
+(the ``ValueError`` family: unknown variant, option out of range, illegal action, bad record,
+unknown agent, ...) are printed as one line and exit 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
+COMMANDS = ["simulate", "replay", "render", "bench"]
+
+
+class UsageError(ValueError):
+    """Bad command-line input that no other error type names."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="midnight",
+        description="Midnight Party / Escape from the Hidden Castle: rules engine, agents, tournaments.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        importlib.import_module(f"midnight_env.commands.{name}").add_parser(sub)
+    return parser
+
+
+def parse_set_options(pairs: list[str] | None) -> dict:
+    """``--set key=value`` pairs as a dict; values stay strings (make_config converts them)."""
+    options = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--set {pair!r} must be option=value")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as err:
+        print(f"midnight {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"midnight {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
