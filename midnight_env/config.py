@@ -158,6 +158,10 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
             raise ConfigError(f"option pass_rule={pass_rule!r} is not allowed: allowed are {', '.join(PASS_RULES)}")
         resolved["pass_rule"] = pass_rule
         rounds = options.get("rounds", 3)
-        resolved["rounds"] = "players" if rounds == "players" else _int_option("rounds", rounds, 1, 99)
+        try:
+            resolved["rounds"] = "players" if rounds == "players" else _int_option("rounds", rounds, 1, 99)
+        except ConfigError:
+            raise ConfigError(f"option rounds={rounds!r} is out of range: allowed are integers 1..99 "
+                              "or 'players' (as many rounds as players)") from None
     resolved["max_turns"] = _int_option("max_turns", options.get("max_turns", 2000), 1, 10_000_000)
     return GameConfig(variant=variant, num_players=num_players, options=resolved, board=board_obj)

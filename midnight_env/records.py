@@ -126,7 +126,7 @@ class ReplayResult:
     rolls: int
 
 
-def _engine_for(rec: dict, line: int | None) -> Engine:
+def engine_for_record(rec: dict, line: int | None) -> Engine:
     if not isinstance(rec, dict):
         raise RecordError("a record must be a JSON object", line)
     if rec.get("format") != FORMAT:
@@ -144,7 +144,7 @@ def _engine_for(rec: dict, line: int | None) -> Engine:
 
 def replay_record(rec: dict, line: int | None = None, engine: Engine | None = None) -> ReplayResult:
     """Replay one record against the engine; RecordError on the first disagreement."""
-    eng = engine or _engine_for(rec, line)
+    eng = engine or engine_for_record(rec, line)
     state = eng.new_games([0])
     rounds_seen = 0
     n_dec = n_roll = 0
@@ -241,7 +241,7 @@ def replay_file(path: str | Path) -> list[ReplayResult]:
         key = json.dumps([rec.get("variant"), rec.get("num_players"), rec.get("options")], sort_keys=True) \
             if isinstance(rec, dict) else ""
         if key not in engines:
-            engines[key] = _engine_for(rec, number)
+            engines[key] = engine_for_record(rec, number)
         results.append(replay_record(rec, number, engines[key]))
     return results
 

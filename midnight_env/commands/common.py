@@ -1,0 +1,33 @@
+"""Arguments shared by several sub-commands: the game set-up and agent line-ups."""
+
+from __future__ import annotations
+
+import argparse
+
+from midnight_env.cli import UsageError, parse_set_options
+from midnight_env.config import VARIANTS
+from midnight_env.engine import Engine
+
+
+def add_game_arguments(parser: argparse.ArgumentParser, players_default: int = 4) -> None:
+    parser.add_argument("--variant", default="midnight_party",
+                        help=f"rule set: {', '.join(VARIANTS)} (default: midnight_party)")
+    parser.add_argument("--players", default=players_default, type=int,
+                        help=f"number of players 1..8 (default: {players_default})")
+    parser.add_argument("--set", dest="options", action="append", metavar="OPTION=VALUE",
+                        help="rule option, e.g. --set rounds=players --set pass_rule=always (repeatable)")
+
+
+def engine_from_args(args: argparse.Namespace) -> Engine:
+    return Engine(args.variant, args.players, **parse_set_options(args.options))
+
+
+def seat_agents(spec: str, num_players: int) -> list[str]:
+    """``random`` for every seat, or one agent spec per seat: ``random,expert,random,runner``."""
+    names = [s.strip() for s in spec.split(",") if s.strip()] if spec else []
+    if len(names) == 1:
+        return names * num_players
+    if len(names) != num_players:
+        raise UsageError(f"--agents {spec!r} names {len(names)} agents: give one for every seat or "
+                         f"exactly {num_players} (one per seat)")
+    return names

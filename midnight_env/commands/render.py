@@ -1,0 +1,95 @@
+"""``midnight render``: show a game move by move as an ANSI board (played now, or from a record)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from agents import make_agent
+from agents.base import Decisions
+from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_agents
+from midnight_env.engine import Engine, agent_streams
+from midnight_env.records import face_name, read_records, replay_record, engine_for_record, RecordError
+from midnight_env.state import MOVE, PLACE, ROLL
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("render", help="show a game move by move as a terminal board",
+                       description="Play one game between agents (or replay one record) and print the board "
+                                   "after every roll and decision.")
+    add_game_arguments(p)
+    p.add_argument("--seed", type=int, default=0, help="game seed (default 0)")
+    p.add_argument("--agents", default="random", help="one agent for all seats, or one per seat")
+    p.add_argument("--record", metavar="FILE", help="render a game from this record file instead")
+    p.add_argument("--line", type=int, default=1, help="line of the record file to render (default 1)")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds to wait between frames")
+    p.add_argument("--no-color", action="store_true", help="plain text without ANSI colours")
+    p.set_defaults(run=run)
+
+
+def _frame(engine: Engine, state, caption: str, color: bool, delay: float, out) -> None:
+    from midnight_env.render import render_ansi
+
+    out(f"--- {caption}")
+    out(render_ansi(engine, state, 0, color=color))
+    if delay > 0:
+        time.sleep(delay)
+
+
+def show_game(engine: Engine, agents, lineup, seed: int, delay: float = 0.0, color: bool = True, out=print) -> None:
+    """Play game ``seed`` with one agent per seat (``agents[lineup[seat]]``), printing every step."""
+    state = engine.new_games([seed])
+    rng = agent_streams([seed])
+    _frame(engine, state, "set-up", color, delay, out)
+    while True:
+        if state.phase[0] == ROLL:
+            p = int(state.player[0])
+            face = int(engine.apply_roll(state)[0])
+            _frame(engine, state, f"player {p} rolled {face_name(face)}", color, delay, out)
+            continue
+        if state.phase[0] not in (PLACE, MOVE):
+            break
+        p = int(state.player[0])
+        action = int(agents[lineup[p]].act(Decisions(engine, state, np.array([0]), rng))[0])
+        text = engine.layout.to_notation(action, int(state.roll[0]))
+        engine.apply_action(state, [action])
+        _frame(engine, state, f"player {p} ({agents[lineup[p]].name}): {text}", color, delay, out)
+    out(f"game over: points {state.spooky[0].tolist()}, winners {engine.winners(state, 0)}"
+        + (" (truncated)" if state.truncated[0] else ""))
+
+
+def show_record(path: str, line: int, delay: float = 0.0, color: bool = True, out=print) -> None:
+    for number, rec in read_records(path):
+        if number != line:
+            continue
+        engine = engine_for_record(rec, number)
+        replay_record(rec, number, engine)  # refuse a bad record before drawing anything
+        state = engine.new_games([0])
+        _frame(engine, state, "set-up", color, delay, out)
+        for ev in rec["events"]:
+            if ev["e"] == "roll":
+                engine.apply_roll(state, [0 if ev["face"] == "hugo" else ev["face"]])
+                _frame(engine, state, f"player {ev['p']} rolled {ev['face']}", color, delay, out)
+            elif ev["e"] in ("place", "move"):
+                engine.apply_action(state, [engine.layout.from_notation(ev["a"], int(state.roll[0]))])
+                _frame(engine, state, f"player {ev['p']}: {ev['a']}", color, delay, out)
+            else:
+                out(f"--- round {ev['round']} ends: points {ev['points']}")
+        out(f"game over: points {rec['final_points']}, winners {rec['winners']}")
+        return
+    raise RecordError(f"{path} has no record on line {line}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.record:
+        show_record(args.record, args.line, args.delay, not args.no_color)
+        return 0
+    engine = engine_from_args(args)
+    names = seat_agents(args.agents, engine.num_players)
+    unique = sorted(set(names), key=names.index)
+    agents = [make_agent(n) for n in unique]
+    show_game(engine, agents, [unique.index(n) for n in names], args.seed, args.delay, not args.no_color)
+    return 0
