@@ -1,0 +1,443 @@
+"""PettingZoo AEC environment of Midnight Party / Escape from the Hidden Castle.
+
+``midnight_env.env(variant="midnight_party", num_players=4, render_mode=None, **options)``
+
+=====================  ==========================================================================
+Import                 ``from midnight_env import env, raw_env``
+Variants               ``midnight_party`` (classic, 3 rounds), ``hidden_castle`` (clock, expelling)
+Agents                 ``player_0 … player_{N-1}``, N = ``num_players`` (1..8); seat 0 places first
+Action space           ``Discrete(A)``: A = 509 (``midnight_party``), 409 (``hidden_castle``)
+Observation space      ``Dict(observation=Box(D,) float32, action_mask=Box(A,) int8)``
+Observation size D     ``midnight_party`` 149 / 253 / 461, ``hidden_castle`` 150 / 248 / 444
+                       for 2 / 4 / 8 players (``observation_size(env.engine)``)
+Rewards                ``reward="points"`` (default) or ``reward="rank"``
+Render modes           ``"ansi"`` (text board), ``"rgb_array"`` (picture), ``"human"`` (prints the text)
+=====================  ==========================================================================
+
+**Agents and turns.** One agent decides at a time (``agent_selection``): the seat placing a
+guest (set-up, and between ``midnight_party`` rounds) or the seat choosing a move for a number it
+rolled. Rolls, Hugo's moves and void rolls happen inside ``step``; the next agent is whoever
+decides next, not simply the next seat.
+
+**Action space.** One fixed ``Discrete(A)`` per board (S = 28 gallery squares, R rooms;
+``midnight_party`` R = 11, ``hidden_castle`` R = 9)::
+
+    index                     meaning                                          notation
+    0 .. S-1                  place a guest on gallery square s                 g<s>
+    S + o*(1+R)               move the guest from origin o, walk the roll       <o>>g<t>
+    S + o*(1+R) + 1 + q       move the guest from origin o into room q          <o>>r<q>
+    A - 1                     pass (midnight_party, one guest left on gallery)  pass
+
+Origins o: 0..S-1 gallery square o; S..S+R-1 room o-S and S+R the cellar (``hidden_castle``
+only). ``env.action_to_notation(a)`` / ``env.notation_to_action("g14>r5")`` convert for the
+current decision (a walk's destination square depends on the roll); ``env.describe_action(a)``
+says it in words.
+
+**Observation.** ``observation`` is the position seen by the observing agent: its own pieces
+first, then the others clockwise (see ``midnight_env.observation`` for the exact layout and
+``observation_names(env.engine)`` for the name of every index)::
+
+    section     size        value
+    gallery     N*S         guests of each player per gallery square, / guests per player G
+    supply      N           guests waiting to be placed, / G
+    room        R*N         one-hot: which (relative) player's guest is in room q
+    stairs      N*(L+W)     guests per landing / step (+ wine cellar on midnight_party), / G
+    hugo        T+S         one-hot: Hugo on his whole track (stairs, then gallery squares)
+    rooms_open  1           1 once Hugo has stepped onto the gallery
+    clock       7           hidden_castle only: one-hot 23:45 … 5:00
+    speed       1           Hugo's steps per move / 7
+    spooky      N           spooky points / scale (5*G*rounds, or 46 on hidden_castle)
+    round       1           midnight_party only: round / rounds
+    phase       2           one-hot: placing, moving
+    roll        4           one-hot: the number being decided (1, 2, 4, 5)
+    to_move     N           one-hot: the (relative) player deciding now
+    seat        N           one-hot: the observer's seat
+
+Values lie in about [0, 1] (spooky points of a bad game somewhat above 1; ``midnight_party``
+points may go below 0 through the green rooms).
+
+**Legal-action mask.** ``action_mask[a] = 1`` exactly for the legal choices of the agent to
+decide; it is all zeros for every other agent and for everybody once the game is over. An
+action outside the space, or not legal, raises :class:`ActionError` naming the action, its
+meaning and the legal ones; with ``illegal="penalize"`` a legal-but-wrong action instead ends the
+game, the offender receiving ``illegal_reward`` and the others 0 (PettingZoo's
+``TerminateIllegalWrapper``; an action outside the space still raises).
+
+**Rewards.** ``reward="points"``: after every step each agent receives minus the change of its
+own spooky points (captures, red and green rooms, the wine cellar), so an episode's return is
+minus the points the agent collected (``hidden_castle`` counts from the start value 10).
+``reward="rank"``: 0 until the end, then +1 for the winners (fewest points), -1 for the last,
+linearly by rank in between, ties sharing the better rank (``vector.rank_rewards``). Every agent
+receives its final reward through ``last()`` when it is selected after the end.
+
+**Episode end.** ``midnight_party``: after the last round; ``hidden_castle``: when the clock
+reaches 5:00 or a player reaches 46 points: every agent terminated. After ``max_turns`` rolls
+(option, default 2000) every agent is truncated. ``infos[agent]`` then holds ``spooky_points``,
+``rank`` and ``winner``. Each agent is stepped once with ``None`` to leave, as PettingZoo expects.
+
+**Options.** Rule options of the variant (``guests_per_player``, ``rounds``, ``pass_rule``,
+``hugo_slow_from_players``, ``max_turns``; RULES.md), plus ``reward``, ``auto_forced=True`` (the
+env plays decisions with exactly one legal choice itself; ``infos[agent]["forced"]`` lists them as
+``(seat, notation)``), ``illegal`` ("raise" or "penalize"), ``illegal_reward`` and ``render_size``
+(pixels of the ``rgb_array`` picture). A bad option raises ``ConfigError`` at construction.
+
+**Checks.** ``env()`` has PettingZoo's order and bounds checks built in (``step``/``last``/
+``observe``/``render`` before ``reset`` raise :class:`OrderError`; actions are validated against
+the space and the mask) at the cost of one attribute test, instead of the stock wrapper chain,
+which forwards every attribute through ``__getattr__`` and caps a step at ~20,000/s.
+``raw_env()`` drops the order checks; actions are validated either way.
+
+**Version history.**
+- v0 (engine 1.0.0): first release.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from numba import njit, typeof
+from pettingzoo import AECEnv
+
+from midnight_env.actions import ActionError
+from midnight_env.config import ConfigError
+from midnight_env.engine import Engine
+from midnight_env.observation import encode_game, observation_layout
+from midnight_env.rules import step_serial
+from midnight_env.state import OVER
+from midnight_env.vector import (check_env_options, check_seed, final_ranks, fresh_seed, observation_space,
+                                 rank_rewards)
+
+ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
+RENDER_MODES = ("human", "ansi", "rgb_array")
+ILLEGAL_MODES = ("raise", "penalize")
+
+
+class OrderError(RuntimeError):
+    """A method called out of order (``step`` before ``reset``)."""
+
+
+@njit(cache=True)
+def _step_and_observe(s, R, actions, faces, faces_out, off, inv_guests, inv_points, obs):
+    """One decision of game 0 (rolling on to the next decision, as ``Engine.step``), then the
+    observation of the seat that decides next, in one call."""
+    step_serial(s, R, actions, faces, True, faces_out)
+    encode_game(s, R, 0, np.int64(s.player[0]), off, inv_guests, inv_points, obs)
+
+
+@njit(cache=True)
+def _observe_seat(s, R, seat, off, inv_guests, inv_points, obs):
+    encode_game(s, R, 0, seat, off, inv_guests, inv_points, obs)
+
+
+def _machine_code(kernel, *args):
+    """``kernel`` compiled for these argument types, callable without numba's per-call type
+    dispatch: for a batch of one that dispatch (a state of 20 arrays) costs more than the game
+    step itself. Only used with the env's own arrays, whose types never change."""
+    try:
+        sig = tuple(typeof(a) for a in args)
+        kernel.compile(sig)
+        return kernel.overloads[sig].entry_point
+    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
+        return kernel
+
+
+class MidnightEnv(AECEnv):
+    """The AEC env; build it with :func:`env` (with order checks) or :func:`raw_env`."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "name": f"midnight_party_v{ENV_VERSION}",
+                "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(self, variant: str = "midnight_party", num_players: int = 4, render_mode: str | None = None,
+                 reward: str = "points", auto_forced: bool = False, illegal: str = "raise",
+                 illegal_reward: float | None = None, render_size: int = 640, checks: bool = True,
+                 **options: Any):
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ConfigError(f"render_mode={render_mode!r} is not allowed: allowed are None, "
+                              f"{', '.join(map(repr, RENDER_MODES))}")
+        check_env_options(reward, auto_forced)
+        if illegal not in ILLEGAL_MODES:
+            raise ConfigError(f"option illegal={illegal!r} is not allowed: allowed are {', '.join(ILLEGAL_MODES)}")
+        if isinstance(render_size, bool) or not isinstance(render_size, (int, np.integer)) or render_size < 64:
+            raise ConfigError(f"option render_size={render_size!r} is not allowed: allowed are integers >= 64")
+        self.engine = Engine(variant, num_players, **options)
+        self.layout = self.engine.layout
+        self.render_mode = render_mode
+        self.render_size = int(render_size)
+        self.reward_mode = reward
+        self.auto_forced = bool(auto_forced)
+        self.illegal = illegal
+        lay = observation_layout(self.engine)
+        self._lay = lay
+        if illegal_reward is None:  # as bad as the worst game: a way out must never pay
+            worst = float(lay.high[lay.section("spooky")][0]) * lay.points_scale
+            illegal_reward = -1.0 if reward == "rank" else -float(np.ceil(worst))
+        self.illegal_reward = float(illegal_reward)
+        self._checks = bool(checks)
+        self.metadata = dict(self.metadata, name=f"{variant}_v{ENV_VERSION}")
+
+        n = self.engine.num_players
+        self.possible_agents = [f"player_{p}" for p in range(n)]
+        self.agent_name_mapping = {name: p for p, name in enumerate(self.possible_agents)}
+        self.observation_spaces = {name: observation_space(self.engine) for name in self.possible_agents}
+        self.action_spaces = {name: spaces.Discrete(self.engine.num_actions) for name in self.possible_agents}
+        self.num_actions = self.engine.num_actions
+        self.obs_size = lay.size
+
+        self._has_reset = False
+        self._seeder: np.random.Generator | None = None
+        self.game_state = None  # the engine's GameState, a batch of one (``state()`` is PettingZoo's)
+        self.seed_used: int | None = None
+        self._act = np.full(1, -1, np.int64)  # the action of game 0, handed to the kernel
+        self._faces = np.full(1, -1, np.int64)  # no injected die faces: dice come from the game's stream
+        self._faces_out = np.full(1, -1, np.int8)
+        self._step_kernel = self._observe_kernel = None
+
+    # -- spaces ------------------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # -- reset -------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            seed = check_seed(seed)
+            self._seeder = np.random.default_rng(seed)  # later reset() calls continue from it
+            game_seed = seed
+        else:
+            if self._seeder is None:
+                self._seeder = np.random.default_rng(fresh_seed())
+            game_seed = int(self._seeder.integers(2**62))
+        self.seed_used = game_seed
+        eng = self.engine
+        self.game_state = s = eng.new_games([game_seed])
+        lay = self._lay
+        obs = np.empty(self.obs_size, np.float32)
+        if self._step_kernel is None:  # the state's types are the same after every reset
+            self._step_kernel = _machine_code(_step_and_observe, s, eng.rules, self._act, self._faces,
+                                              self._faces_out, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+            self._observe_kernel = _machine_code(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
+                                                 lay.inv_points, obs)
+
+        self.agents = self.possible_agents[:]
+        self.rewards = {name: 0.0 for name in self.agents}
+        self._cumulative_rewards = {name: 0.0 for name in self.agents}
+        self.terminations = {name: False for name in self.agents}
+        self.truncations = {name: False for name in self.agents}
+        self.infos = {name: {} for name in self.agents}
+        self._over = False
+        self._rewards_dirty = False
+        self._points = s.spooky[0].tolist()
+        self._obs_agent = None
+        self._obs = None
+        self._has_reset = True
+        forced = self._play_forced(obs) if self.auto_forced else None
+        if s.phase[0] == OVER:  # possible only with max_turns tiny and forced play
+            self._finish()
+            return
+        self.agent_selection = self.possible_agents[s.player[0]]
+        if forced is not None:
+            self.infos[self.agent_selection]["forced"] = forced
+
+    # -- stepping -------------------------------------------------------------------------------------
+    def step(self, action) -> None:
+        if self._checks and not self._has_reset:
+            raise OrderError("step() called before reset(): call env.reset() first")
+        agent = self.agent_selection
+        if self._over:
+            if action is not None:
+                raise ActionError(f"{agent} is done (the game is over): the only valid action is None, "
+                                  f"got {action!r}")
+            self._was_dead_step(action)
+            return
+        s = self.game_state
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise ActionError(f"{agent}: action {action!r} is not an action of Discrete({self.num_actions}): "
+                              f"allowed are integers 0..{self.num_actions - 1}; legal now: "
+                              f"{self._legal_text()}") from None
+        if not 0 <= a < self.num_actions:
+            raise ActionError(f"{agent}: action {a} is out of the action space Discrete({self.num_actions}): "
+                              f"allowed are 0..{self.num_actions - 1}; legal now: {self._legal_text()}")
+        if not s.legal[0, a]:
+            message = self.engine.illegal_message(s, 0, a).replace("game 0: ", f"{agent}: ", 1)
+            if self.illegal == "raise":
+                raise ActionError(message)
+            self._penalize(agent, a, message)
+            return
+
+        self._act[0] = a
+        obs = np.empty(self.obs_size, np.float32)
+        lay = self._lay
+        self._step_kernel(s, self.engine.rules, self._act, self._faces, self._faces_out, lay.offsets,
+                          lay.inv_guests, lay.inv_points, obs)
+        forced = self._play_forced(obs) if self.auto_forced else None
+
+        self._cumulative_rewards[agent] = 0.0
+        if self.reward_mode == "points":
+            now = s.spooky[0].tolist()
+            if now != self._points:
+                cumulative = self._cumulative_rewards
+                for name, before, after in zip(self.possible_agents, self._points, now):
+                    r = float(before - after)
+                    self.rewards[name] = r
+                    cumulative[name] += r
+                self._points = now
+                self._rewards_dirty = True
+            elif self._rewards_dirty:
+                self._clear_rewards()
+                self._rewards_dirty = False
+        if s.phase[0] == OVER:
+            self._finish()
+            return
+        nxt = self.possible_agents[s.player[0]]
+        self.agent_selection = nxt
+        self._obs_agent = nxt
+        self._obs = {"observation": obs, "action_mask": s.legal[0].copy()}
+        if forced is not None:
+            self.infos[nxt]["forced"] = forced
+
+    def _play_forced(self, obs: np.ndarray) -> list[tuple[int, str]]:
+        """Play decisions with exactly one legal choice (option ``auto_forced``)."""
+        s, lay = self.game_state, self._lay
+        played = []
+        while s.phase[0] != OVER:
+            legal = np.flatnonzero(s.legal[0])
+            if len(legal) != 1:
+                break
+            a = int(legal[0])
+            played.append((int(s.player[0]), self.layout.to_notation(a, int(s.roll[0]))))
+            self._act[0] = a
+            self._step_kernel(s, self.engine.rules, self._act, self._faces, self._faces_out, lay.offsets,
+                              lay.inv_guests, lay.inv_points, obs)
+        return played
+
+    def _clear_rewards(self) -> None:
+        for name in self.rewards:
+            self.rewards[name] = 0.0
+
+    def _finish(self) -> None:
+        """The game is over: final rewards, flags and infos for every agent."""
+        s = self.game_state
+        self._over = True
+        truncated = bool(s.truncated[0])
+        points = s.spooky[0:1]
+        ranks = final_ranks(points)[0]
+        if self.reward_mode == "rank":
+            for name, r in zip(self.possible_agents, rank_rewards(points)[0]):
+                self.rewards[name] = float(r)
+                self._cumulative_rewards[name] += float(r)
+        for p, name in enumerate(self.possible_agents):
+            self.terminations[name] = not truncated
+            self.truncations[name] = truncated
+            self.infos[name] = {"spooky_points": int(points[0, p]), "rank": int(ranks[p]),
+                                "winner": bool(ranks[p] == 1)}
+        self._obs_agent = None
+        self.agent_selection = self.agents[0]
+
+    def _penalize(self, agent: str, action: int, message: str) -> None:
+        """``illegal="penalize"``: the game ends, the offender gets ``illegal_reward``, the others 0."""
+        self._over = True
+        self._cumulative_rewards[agent] = 0.0
+        for name in self.agents:
+            self.terminations[name] = True
+            self.rewards[name] = 0.0
+        self.rewards[agent] = self.illegal_reward
+        self._cumulative_rewards[agent] += self.illegal_reward
+        self._rewards_dirty = True
+        self.infos[agent] = {"illegal_action": action, "message": message}
+        self._obs_agent = None
+        self.agent_selection = self.agents[0]
+
+    # -- observing ---------------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict:
+        if agent == self._obs_agent:
+            return self._obs
+        if self._checks and not self._has_reset:
+            raise OrderError("observe() called before reset(): call env.reset() first")
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
+            raise KeyError(f"unknown agent {agent!r}: agents are {', '.join(self.possible_agents)}")
+        s, lay = self.game_state, self._lay
+        obs = np.empty(self.obs_size, np.float32)
+        self._observe_kernel(s, self.engine.rules, seat, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+        deciding = not self._over and seat == s.player[0]
+        mask = s.legal[0].copy() if deciding else np.zeros(self.num_actions, np.int8)
+        result = {"observation": obs, "action_mask": mask}
+        if deciding:
+            self._obs_agent, self._obs = agent, result
+        return result
+
+    def last(self, observe: bool = True):
+        if self._checks and not self._has_reset:
+            raise OrderError("last() called before reset(): call env.reset() first")
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
+    # -- actions in words --------------------------------------------------------------------------
+    def legal_actions(self) -> list[int]:
+        """Legal action indices of the agent to decide (empty once the game is over)."""
+        return [] if self._over else np.flatnonzero(self.game_state.legal[0]).tolist()
+
+    def action_to_notation(self, action: int) -> str:
+        """Record notation (``g14``, ``g3>r2``, ``cellar>g1``, ``pass``) of ``action`` for the current decision."""
+        return self.layout.to_notation(int(action), int(self.game_state.roll[0]))
+
+    def notation_to_action(self, text: str) -> int:
+        """Action index of a record notation for the current decision (a walk needs the roll)."""
+        return self.layout.from_notation(text, int(self.game_state.roll[0]))
+
+    def describe_action(self, action: int) -> str:
+        return self.layout.describe(int(action), int(self.game_state.roll[0]))
+
+    def _legal_text(self) -> str:
+        roll = int(self.game_state.roll[0])
+        return ", ".join(f"{a} ({self.layout.to_notation(a, roll)})" for a in self.legal_actions()) or "none"
+
+    # -- rendering ---------------------------------------------------------------------------------
+    def render(self):
+        if self._checks and not self._has_reset:
+            raise OrderError("render() called before reset(): call env.reset() first")
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode: pass render_mode='ansi', "
+                                  "'rgb_array' or 'human' to env()")
+            return None
+        from midnight_env.render import render_ansi, render_rgb  # drawing code only when drawing
+
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.engine, self.game_state, 0, size=self.render_size)
+        text = render_ansi(self.engine, self.game_state, 0, color=True)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"<{self.metadata['name']} env, {self.engine.num_players} players, reward={self.reward_mode!r}>"
+
+
+def env(variant: str = "midnight_party", num_players: int = 4, render_mode: str | None = None,
+        **options: Any) -> MidnightEnv:
+    """The AEC env with its order and bounds checks (see the module docstring)."""
+    return MidnightEnv(variant, num_players, render_mode=render_mode, checks=True, **options)
+
+
+def raw_env(variant: str = "midnight_party", num_players: int = 4, render_mode: str | None = None,
+            **options: Any) -> MidnightEnv:
+    """The AEC env without the order checks (actions are still validated)."""
+    return MidnightEnv(variant, num_players, render_mode=render_mode, checks=False, **options)
+
+
+__all__ = ["env", "raw_env", "MidnightEnv", "OrderError", "ENV_VERSION"]

@@ -1,0 +1,299 @@
+"""Many games stepped by one batched engine call: the environment for training at speed.
+
+``VectorEnv(num_envs, variant, num_players, seed=s)`` holds ``B = num_envs`` games. At every step
+each game has exactly one seat to decide (a placement or a move); ``step(actions)`` applies one
+action per game, rolls the dice on, and returns the next decision of every game:
+
+======================  ====================================================================
+reset() -> obs, info     ``obs = {"observation": (B, D) float32, "action_mask": (B, A) int8}``,
+                         each game seen by its deciding seat; ``info["agent"]`` (B,) deciding
+                         seat, ``info["seed"]`` (B,) seed of each game
+step(actions)            actions (B,) ints of ``Discrete(A)``; -1 leaves a game as it is
+  -> obs, rewards,       rewards (B, N) float32 for every seat (absolute seat order);
+     terminations,       terminations / truncations (B,) bool (truncation: ``max_turns``);
+     truncations, info   info as after reset, plus the finished games (below)
+autoreset                ``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``: a game that
+                         ends in a step is restarted in that step, so ``obs`` already shows its
+                         next game and every returned game has a decision to make
+finished games           ``info["final_games"]`` (k,) their indices, ``info["final_observation"]``
+                         (k, N, D) the terminal observation from every seat,
+                         ``info["final_points"]`` (k, N) spooky points, ``info["final_ranks"]``
+                         (k, N) ranks (1 = winner); their final rewards are in ``rewards``
+seeds                    game i of ``VectorEnv(seed=s)`` is seeded ``s + i`` at the first reset;
+                         its k-th restart (autoreset or a later ``reset()``) gets ``s + i + k*B``
+======================  ====================================================================
+
+Observation and action layout are those of the PettingZoo env (``midnight_env.env``); rewards:
+``reward="points"`` minus the change of each seat's spooky points, ``reward="rank"`` the rank
+reward at the end only (:func:`rank_rewards`). ``auto_forced=True`` plays decisions with exactly
+one legal choice automatically (``info["forced"]`` counts them per game).
+
+``copy=False`` returns the env's own buffers (the mask is ``state.legal`` itself): faster, but
+they change on the next step. A game depends only on its seed and its actions, never on the batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+from numba import njit
+
+from midnight_env.config import ConfigError
+from midnight_env.engine import Engine
+from midnight_env.observation import encode_deciding, encode_observations, observation_layout
+from midnight_env.state import OVER, GameState
+
+REWARDS = ("points", "rank")
+VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces shared by every env of the package (PettingZoo, Gymnasium, vector, SB3)
+
+
+def check_env_options(reward: str, auto_forced: bool) -> None:
+    """ConfigError naming a bad env option (rule options are checked by the engine)."""
+    if reward not in REWARDS:
+        raise ConfigError(f"option reward={reward!r} is not allowed: allowed are {', '.join(REWARDS)}")
+    if not isinstance(auto_forced, (bool, np.bool_)):
+        raise ConfigError(f"option auto_forced={auto_forced!r} is not allowed: allowed are True, False")
+
+
+def rank_rewards(points: np.ndarray) -> np.ndarray:
+    """(B, N) float32 end-of-game rewards from final spooky points (B, N).
+
+    Winners (fewest points) get +1, the last (most points) -1, the others linearly in between by
+    their rank, ties sharing the better rank: ``1 - 2*(rank-1)/(N-1)``. Tied last players all get
+    -1; when everybody ties, everybody wins (+1). A solo game pays +1.
+    """
+    points = np.asarray(points)
+    n = points.shape[1]
+    if n == 1:
+        return np.ones(points.shape, np.float32)
+    better = (points[:, None, :] < points[:, :, None]).sum(axis=2)  # players with fewer points
+    out = (1.0 - 2.0 * better / (n - 1)).astype(np.float32)
+    best = points == points.min(axis=1, keepdims=True)
+    out[(points == points.max(axis=1, keepdims=True)) & ~best] = -1.0
+    out[best] = 1.0
+    return out
+
+
+def final_ranks(points: np.ndarray) -> np.ndarray:
+    """(B, N) rank per seat, 1 = fewest points; ties share the better rank."""
+    return 1 + (points[:, None, :] < points[:, :, None]).sum(axis=2)
+
+
+@njit(cache=True)
+def forced_actions(legal, out):
+    """The only legal action of each game that has exactly one (-1 elsewhere); returns how many."""
+    count = 0
+    for i in range(legal.shape[0]):
+        out[i] = -1
+        n = 0
+        last = -1
+        for a in range(legal.shape[1]):
+            if legal[i, a]:
+                n += 1
+                last = a
+                if n > 1:
+                    break
+        if n == 1:
+            out[i] = last
+            count += 1
+    return count
+
+
+def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
+    """Play every decision with exactly one legal choice until none is left; (B,) count per game."""
+    b = state.batch_size
+    buffer = np.empty(b, np.int64) if buffer is None else buffer
+    played = np.zeros(b, np.int64)
+    while forced_actions(state.legal, buffer):
+        played += buffer >= 0
+        engine.step(state, buffer, check=False)
+    return played
+
+
+def observation_space(engine: Engine) -> spaces.Dict:
+    """The observation space of one game: ``{"observation": Box (D,), "action_mask": Box (A,) int8}``."""
+    lay = observation_layout(engine)
+    return spaces.Dict({
+        "observation": spaces.Box(lay.low, lay.high, dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, (engine.num_actions,), dtype=np.int8),
+    })
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """A seed as a Python int in the engine's range, or ValueError naming it."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**62:
+        raise ValueError(f"{what} {seed!r} is not allowed: allowed are integers 0..2**62-1 or None")
+    return int(seed)
+
+
+def fresh_seed() -> int:
+    """A random seed for callers that gave none (from the operating system's entropy)."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class VectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` games of one variant stepped together (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, variant: str = "midnight_party", num_players: int = 4,
+                 seed: int | None = None, reward: str = "points", auto_forced: bool = False,
+                 copy: bool = True, check: bool = True, **options: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ConfigError(f"num_envs={num_envs!r} is not allowed: allowed are integers >= 1")
+        check_env_options(reward, auto_forced)
+        self.engine = Engine(variant, num_players, **options)
+        self.num_envs = int(num_envs)
+        self.num_players = self.engine.num_players
+        self.num_actions = self.engine.num_actions
+        self.obs_size = observation_layout(self.engine).size
+        self.reward_mode = reward
+        self.auto_forced = bool(auto_forced)
+        self.copy = bool(copy)
+        self.check = bool(check)
+        self._init_seed = None if seed is None else check_seed(seed)
+        self.metadata = dict(self.metadata, name=f"{variant}_vector_v{VECTOR_ENV_VERSION}")
+        self.render_mode = None
+
+        self.single_observation_space = observation_space(self.engine)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_actions))
+
+        self.state: GameState | None = None
+        self._first_seed = np.zeros(self.num_envs, np.int64)  # seed of each slot's first game
+        self._episode = np.zeros(self.num_envs, np.int64)  # games each slot has started, minus one
+        self._obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        self._forced = np.empty(self.num_envs, np.int64)
+
+    # -- seeds --------------------------------------------------------------------------------
+    @property
+    def seeds(self) -> np.ndarray:
+        """(B,) seed of the game each slot is playing."""
+        return self._first_seed + self._episode * self.num_envs
+
+    # -- reset / step ----------------------------------------------------------------------------
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
+        b = self.num_envs
+        if seed is not None:
+            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+                self._first_seed = check_seed(seed) + np.arange(b, dtype=np.int64)
+            else:
+                seeds = list(seed)
+                if len(seeds) != b:
+                    raise ValueError(f"got {len(seeds)} seeds for {b} games: give one int or one seed per game")
+                self._first_seed = np.array([check_seed(s, f"seed of game {i}") for i, s in enumerate(seeds)],
+                                            dtype=np.int64)
+            self._episode[:] = 0
+        elif self.state is None:
+            base = self._init_seed if self._init_seed is not None else fresh_seed()
+            self._first_seed = base + np.arange(b, dtype=np.int64)
+            self._episode[:] = 0
+        else:
+            self._episode += 1
+        self.state = self.engine.new_games(self.seeds)
+        forced = play_forced(self.engine, self.state, self._forced) if self.auto_forced else None
+        obs = self.observations()
+        return obs, self._info(forced)
+
+    def step(self, actions):
+        rewards, terminations, truncations, info = self.advance(actions)
+        return self.observations(), rewards, terminations, truncations, info
+
+    def advance(self, actions):
+        """``step`` without building the observations: (rewards, terminations, truncations, info).
+
+        For drivers that step some seats themselves before handing the games back (the SB3 adapter
+        lets opponents move this way); ``observations()`` builds them when needed.
+        """
+        if self.state is None:
+            raise RuntimeError("VectorEnv.step() called before reset()")
+        state, engine = self.state, self.engine
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers of Discrete({self.num_actions}), got dtype {actions.dtype}")
+        actions = actions.astype(np.int64, copy=False).reshape(-1)
+        if self.check and actions.shape[0] == self.num_envs and (actions < -1).any():
+            j = int(np.flatnonzero(actions < -1)[0])
+            raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
+                             f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
+        before = state.spooky.copy()
+        engine.step(state, actions, check=self.check)
+        forced = play_forced(engine, state, self._forced) if self.auto_forced else None
+        if self.reward_mode == "points":
+            rewards = (before - state.spooky).astype(np.float32)
+        else:
+            rewards = np.zeros(before.shape, np.float32)
+        terminations = np.zeros(self.num_envs, np.bool_)
+        truncations = np.zeros(self.num_envs, np.bool_)
+        over = state.phase == OVER
+        final = None
+        if over.any():
+            ended = np.flatnonzero(over)
+            truncated = state.truncated[ended]
+            terminations[ended] = ~truncated
+            truncations[ended] = truncated
+            points = state.spooky[ended].copy()
+            if self.reward_mode == "rank":
+                rewards[ended] = rank_rewards(points)
+            n = self.num_players
+            final_obs = encode_observations(engine, state, np.repeat(ended, n), np.tile(np.arange(n), len(ended)))
+            final = {"final_games": ended, "final_observation": final_obs.reshape(len(ended), n, -1),
+                     "final_points": points, "final_ranks": final_ranks(points)}
+            self._restart(ended)
+            if self.auto_forced:
+                forced += play_forced(engine, state, self._forced)
+        info = self._info(forced)
+        if final is not None:
+            info.update(final)
+        return rewards, terminations, truncations, info
+
+    def _restart(self, games: np.ndarray) -> None:
+        """Start the next game in slots ``games`` (autoreset), each with its next seed."""
+        self._episode[games] += 1
+        self.state.put(games, self.engine.new_games(self.seeds[games]))
+
+    def observations(self) -> dict:
+        """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""
+        obs = np.empty_like(self._obs) if self.copy else self._obs
+        encode_deciding(self.engine, self.state, obs)
+        mask = self.state.legal.copy() if self.copy else self.state.legal
+        return {"observation": obs, "action_mask": mask}
+
+    def _info(self, forced: np.ndarray | None) -> dict:
+        info = {"agent": self.state.player.astype(np.int64), "seed": self.seeds}
+        if forced is not None:
+            info["forced"] = forced
+        return info
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def action_to_notation(self, action: int, game: int = 0) -> str:
+        """Record notation (``g14>r5``) of ``action`` for the decision of game ``game``."""
+        return self.engine.layout.to_notation(int(action), int(self.state.roll[game]))
+
+    def notation_to_action(self, text: str, game: int = 0) -> int:
+        return self.engine.layout.from_notation(text, int(self.state.roll[game]))
+
+    def close(self, **kwargs: Any) -> None:
+        self.state = None
+        self.closed = True
+
+    def __repr__(self) -> str:
+        return (f"VectorEnv({self.num_envs}, {self.engine.variant!r}, num_players={self.num_players}, "
+                f"reward={self.reward_mode!r})")
+
+
+__all__ = ["VectorEnv", "rank_rewards", "final_ranks", "play_forced", "forced_actions", "observation_space",
+           "check_env_options", "REWARDS"]
