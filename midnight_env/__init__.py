@@ -7,3 +7,22 @@ from midnight_env.engine import ENGINE_VERSION, Engine, agent_streams
 from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL, GameState
 
 __version__ = "0.1.0"
+
+# The environments load PettingZoo / Gymnasium: imported on first use (PEP 562), so that
+# importing the engine stays free of them.
+_LAZY = {
+    "env": "midnight_env.env",
+    "raw_env": "midnight_env.env",
+    "SingleAgentEnv": "midnight_env.gym_env",
+    "VectorEnv": "midnight_env.vector",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'midnight_env' has no attribute {name!r}")
