@@ -94,6 +94,8 @@ which forwards every attribute through ``__getattr__`` and caps a step at ~20,00
 from __future__ import annotations
 
 import operator
+import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -439,5 +441,15 @@ def raw_env(variant: str = "midnight_party", num_players: int = 4, render_mode: 
     """The AEC env without the order checks (actions are still validated)."""
     return MidnightEnv(variant, num_players, render_mode=render_mode, checks=False, **options)
 
+
+class _CallableModule(types.ModuleType):
+    """Importing this submodule makes ``midnight_env.env`` the module rather than the factory
+    (Python sets a package attribute per imported submodule), so the module builds envs too."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> MidnightEnv:
+        return env(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["env", "raw_env", "MidnightEnv", "OrderError", "ENV_VERSION"]
