@@ -1,0 +1,224 @@
+"""VectorEnv (many games per engine call) and its stable-baselines3 adapter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import midnight_env
+from midnight_env import ActionError, ConfigError, VectorEnv
+from midnight_env.vector import rank_rewards
+
+
+def random_actions(mask, rng):
+    """One uniformly random legal action per row of ``mask``."""
+    return np.array([int(np.flatnonzero(row)[rng.integers(row.sum())]) for row in mask], np.int64)
+
+
+@pytest.mark.parametrize("variant,num_players,options", [
+    ("hidden_castle", 3, {}),
+    ("midnight_party", 2, {"reward": "rank"}),
+    ("midnight_party", 4, {"max_turns": 40}),  # truncations too
+])
+def test_vector_env_equals_single_envs(variant, num_players, options):
+    """Same seeds, same actions: the vector env and B single envs show the same games."""
+    b, seed = 4, 100
+    venv = VectorEnv(b, variant, num_players, seed=seed, **options)
+    singles = [midnight_env.env(variant, num_players, **options) for _ in range(b)]
+    obs, info = venv.reset()
+    for i, env in enumerate(singles):
+        env.reset(seed=seed + i)
+    rng = np.random.default_rng(0)
+    episodes = np.zeros(b, np.int64)
+    ends = {"terminated": 0, "truncated": 0}
+    for _ in range(250):
+        for i, env in enumerate(singles):
+            agent = env.agent_selection
+            single = env.observe(agent)
+            assert info["agent"][i] == env.agent_name_mapping[agent]
+            np.testing.assert_array_equal(obs["observation"][i], single["observation"])
+            np.testing.assert_array_equal(obs["action_mask"][i], single["action_mask"])
+        actions = random_actions(obs["action_mask"], rng)
+        obs, rewards, terminations, truncations, info = venv.step(actions)
+        for i, env in enumerate(singles):
+            env.step(int(actions[i]))
+            np.testing.assert_array_equal(rewards[i], [env.rewards[a] for a in env.possible_agents])
+            assert terminations[i] == any(env.terminations.values())
+            assert truncations[i] == any(env.truncations.values())
+            if not (terminations[i] or truncations[i]):
+                continue
+            ends["truncated" if truncations[i] else "terminated"] += 1
+            k = list(info["final_games"]).index(i)
+            for p, agent in enumerate(env.possible_agents):
+                np.testing.assert_array_equal(info["final_observation"][k, p], env.observe(agent)["observation"])
+                assert info["final_points"][k, p] == env.infos[agent]["spooky_points"]
+                assert info["final_ranks"][k, p] == env.infos[agent]["rank"]
+            episodes[i] += 1
+            assert info["seed"][i] == seed + i + episodes[i] * b  # the next seed of the slot
+            env.reset(seed=seed + i + episodes[i] * b)
+    assert episodes.min() >= 1
+    if "max_turns" in options:
+        assert ends["truncated"] > 0
+
+
+def test_spaces_dtypes_and_autoreset_mode():
+    venv = VectorEnv(6, "midnight_party", 3, seed=1)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, info = venv.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8
+        assert obs["observation"].shape == (6, venv.obs_size) and obs["action_mask"].shape == (6, 509)
+        assert venv.observation_space.contains(obs)
+        assert obs["action_mask"].any(axis=1).all()  # every game has a decision to make
+        obs, rewards, term, trunc, info = venv.step(random_actions(obs["action_mask"], rng))
+        assert rewards.shape == (6, 3) and rewards.dtype == np.float32
+        if "final_observation" in info:
+            for row in info["final_observation"].reshape(-1, venv.obs_size):
+                assert venv.single_observation_space["observation"].contains(row)
+
+
+def test_game_does_not_depend_on_the_batch():
+    """600 games run the threaded kernels; their first three equal a batch of three (until one
+    ends: restart seeds are ``seed + i + k*B``, which differ between the batch sizes)."""
+    big, small = VectorEnv(600, "hidden_castle", 4, seed=50), VectorEnv(3, "hidden_castle", 4, seed=50)
+    obs_big, _ = big.reset()
+    obs_small, _ = small.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        np.testing.assert_array_equal(obs_big["observation"][:3], obs_small["observation"])
+        np.testing.assert_array_equal(obs_big["action_mask"][:3], obs_small["action_mask"])
+        actions = random_actions(obs_big["action_mask"], rng)
+        obs_big, r_big, term, trunc, _ = big.step(actions)
+        obs_small, r_small, *_ = small.step(actions[:3])
+        np.testing.assert_array_equal(r_big[:3], r_small)
+        if (term | trunc)[:3].any():
+            break
+    else:
+        raise AssertionError("no game ended")
+
+
+def test_seeds_reset_and_determinism():
+    a, b = VectorEnv(3, "midnight_party", 2, seed=7), VectorEnv(3, "midnight_party", 2)
+    obs_a, info_a = a.reset()
+    obs_b, info_b = b.reset(seed=7)
+    np.testing.assert_array_equal(info_a["seed"], [7, 8, 9])
+    np.testing.assert_array_equal(obs_a["observation"], obs_b["observation"])
+    obs_c, info_c = a.reset()  # a later reset starts every slot's next game
+    np.testing.assert_array_equal(info_c["seed"], [10, 11, 12])
+    _, info_d = a.reset(seed=[3, 1, 4])
+    np.testing.assert_array_equal(info_d["seed"], [3, 1, 4])
+    with pytest.raises(ValueError, match="got 2 seeds for 3 games"):
+        a.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="seed -1 is not allowed"):
+        a.reset(seed=-1)
+
+
+def test_rank_rewards_at_the_end_only():
+    venv = VectorEnv(8, "hidden_castle", 4, seed=0, reward="rank")
+    obs, _ = venv.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(80):
+        obs, rewards, term, trunc, info = venv.step(random_actions(obs["action_mask"], rng))
+        done = term | trunc
+        assert not rewards[~done].any()
+        if done.any():
+            np.testing.assert_allclose(rewards[info["final_games"]], rank_rewards(info["final_points"]))
+            finished += done.sum()
+    assert finished > 8
+
+
+def test_minus_one_leaves_a_game_and_bad_actions_are_named():
+    venv = VectorEnv(3, "midnight_party", 4, seed=0)
+    obs, _ = venv.reset()
+    before = venv.state.take(1)
+    obs2, rewards, *_ = venv.step([0, -1, 2])
+    assert venv.state.take(1).equal(before) and not rewards[1].any()
+    np.testing.assert_array_equal(obs2["observation"][1], obs["observation"][1])
+    with pytest.raises(ActionError, match=r"game 0: action 0 \(place a guest on gallery square 0\) is not legal"):
+        venv.step([0, 5, 5])  # square 0 of game 0 is taken
+    with pytest.raises(ValueError, match="game 2: action -3 is out of range"):
+        venv.step([1, 1, -3])
+    with pytest.raises(ActionError, match="out of range"):
+        venv.step([1, 1, 509])
+    with pytest.raises(ValueError, match="must be integers"):
+        venv.step([1.0, 1.0, 1.0])
+    with pytest.raises(ConfigError, match="num_envs=0"):
+        VectorEnv(0)
+    with pytest.raises(ConfigError, match="reward='gold'"):
+        VectorEnv(2, reward="gold")
+
+
+def test_copy_false_returns_the_envs_buffers():
+    venv = VectorEnv(2, "hidden_castle", 2, seed=0, copy=False)
+    obs, _ = venv.reset()
+    assert obs["action_mask"] is venv.state.legal
+    obs2, *_ = venv.step(random_actions(obs["action_mask"], np.random.default_rng(0)))
+    assert obs2["observation"] is obs["observation"]
+
+
+def test_auto_forced_vector():
+    venv = VectorEnv(4, "midnight_party", 2, seed=3, guests_per_player=14, auto_forced=True, max_turns=30)
+    obs, info = venv.reset()
+    rng = np.random.default_rng(0)
+    forced = 0
+    for _ in range(60):
+        assert (obs["action_mask"].sum(axis=1) >= 2).all()
+        obs, _, _, _, info = venv.step(random_actions(obs["action_mask"], rng))
+        forced += info["forced"].sum()
+    assert forced >= 4  # at least the last placement of every game
+
+
+def test_notation_helpers():
+    venv = VectorEnv(2, "midnight_party", 2, seed=0)
+    venv.reset()
+    assert venv.action_to_notation(14, game=1) == "g14" and venv.notation_to_action("pass") == 508
+
+
+# -- stable-baselines3 adapter ----------------------------------------------------------------------
+
+
+def test_sb3_vec_env_learner_rewards_and_masks():
+    from midnight_env.sb3_vec import SB3VecEnv
+
+    env = SB3VecEnv(6, "midnight_party", 3, opponents=["random"], seat=1, seed=0)
+    obs = env.reset()
+    assert obs.shape == (6, env.observation_space.shape[0])
+    rng = np.random.default_rng(0)
+    totals = np.zeros(6)
+    episodes = 0
+    for _ in range(150):
+        masks = np.stack(env.env_method("action_masks"))
+        np.testing.assert_array_equal(masks, env.venv.state.legal.astype(bool))
+        assert (env.venv.state.player == 1).all()  # every game waits for the learner
+        obs, rewards, dones, infos = env.step(random_actions(masks, rng))
+        totals += rewards
+        for i in np.flatnonzero(dones):
+            assert totals[i] == -infos[i]["spooky_points"]  # the learner's own points, nobody else's
+            assert infos[i]["terminal_observation"].shape == obs.shape[1:]
+            totals[i] = 0
+            episodes += 1
+    assert episodes >= 6
+    assert env.has_attr("action_masks")
+
+
+def test_sb3_vec_env_random_seats():
+    from midnight_env.sb3_vec import SB3VecEnv
+
+    env = SB3VecEnv(16, "hidden_castle", 4, seat="random", seed=0)
+    env.reset()
+    assert len(set(env.seats.tolist())) > 1
+    assert (env.venv.state.player == env.seats).all()
+
+
+def test_maskable_ppo_learns_a_few_steps():
+    from sb3_contrib import MaskablePPO
+
+    from midnight_env.sb3_vec import SB3VecEnv
+
+    env = SB3VecEnv(4, "hidden_castle", 2, opponents=["random"], seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=128)  # an illegal action would raise in the env's checks
+    assert model.num_timesteps >= 128
