@@ -100,7 +100,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from numba import njit, typeof
+from numba import njit
 from pettingzoo import AECEnv
 
 from midnight_env.actions import ActionError
@@ -109,8 +109,8 @@ from midnight_env.engine import Engine
 from midnight_env.observation import encode_game, observation_layout
 from midnight_env.rules import step_serial
 from midnight_env.state import OVER
-from midnight_env.vector import (check_env_options, check_seed, final_ranks, fresh_seed, observation_space,
-                                 rank_rewards)
+from midnight_env.vector import (check_env_options, check_seed, final_ranks, fresh_seed, machine_code,
+                                 observation_space, rank_rewards)
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -132,18 +132,6 @@ def _step_and_observe(s, R, actions, faces, faces_out, off, inv_guests, inv_poin
 @njit(cache=True)
 def _observe_seat(s, R, seat, off, inv_guests, inv_points, obs):
     encode_game(s, R, 0, seat, off, inv_guests, inv_points, obs)
-
-
-def _machine_code(kernel, *args):
-    """``kernel`` compiled for these argument types, callable without numba's per-call type
-    dispatch: for a batch of one that dispatch (a state of 20 arrays) costs more than the game
-    step itself. Only used with the env's own arrays, whose types never change."""
-    try:
-        sig = tuple(typeof(a) for a in args)
-        kernel.compile(sig)
-        return kernel.overloads[sig].entry_point
-    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
-        return kernel
 
 
 class MidnightEnv(AECEnv):
@@ -208,12 +196,12 @@ class MidnightEnv(AECEnv):
     # -- reset -------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
-            seed = check_seed(seed)
-            self._seeder = np.random.default_rng(seed)  # later reset() calls continue from it
-            game_seed = seed
+            game_seed = check_seed(seed)
+            self._seeder = None  # later reset() calls continue from a generator seeded with it
         else:
             if self._seeder is None:
-                self._seeder = np.random.default_rng(fresh_seed())
+                last = self.seed_used
+                self._seeder = np.random.default_rng(fresh_seed() if last is None else last)
             game_seed = int(self._seeder.integers(2**62))
         self.seed_used = game_seed
         eng = self.engine
@@ -221,9 +209,9 @@ class MidnightEnv(AECEnv):
         lay = self._lay
         obs = np.empty(self.obs_size, np.float32)
         if self._step_kernel is None:  # the state's types are the same after every reset
-            self._step_kernel = _machine_code(_step_and_observe, s, eng.rules, self._act, self._faces,
+            self._step_kernel = machine_code(_step_and_observe, s, eng.rules, self._act, self._faces,
                                               self._faces_out, lay.offsets, lay.inv_guests, lay.inv_points, obs)
-            self._observe_kernel = _machine_code(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
+            self._observe_kernel = machine_code(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
                                                  lay.inv_points, obs)
 
         self.agents = self.possible_agents[:]

@@ -41,7 +41,7 @@ from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
 ROLL_SLOT = np.array([-1, 0, 1, -1, 2, 3], dtype=np.int64)  # roll 1, 2, 4, 5 -> one-hot slot
-PARALLEL_FROM = 256  # batches at least this large are encoded by the threaded kernel
+PARALLEL_FROM = 1024  # batches at least this large are encoded by the threaded kernel
 
 # offsets vector indices (``ObservationLayout.offsets``)
 _GALLERY, _SUPPLY, _ROOM, _STAIRS, _HUGO, _OPEN, _CLOCK, _SPEED, _SPOOKY, _ROUND, _PHASE, _ROLL, \

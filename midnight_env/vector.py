@@ -41,12 +41,14 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit
+from numba import njit, typeof
 
 from midnight_env.config import ConfigError
 from midnight_env.engine import Engine
-from midnight_env.observation import encode_deciding, encode_observations, observation_layout
-from midnight_env.state import OVER, GameState
+from midnight_env.observation import (PARALLEL_FROM, encode_deciding_parallel, encode_deciding_serial,
+                                      encode_observations, observation_layout)
+from midnight_env.rules import step_parallel, step_serial
+from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 REWARDS = ("points", "rank")
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
@@ -108,6 +110,18 @@ def forced_actions(legal, out):
     return count
 
 
+@njit(cache=True)
+def first_bad_action(actions, legal, phase, num_actions):
+    """Index of the first game whose action is neither -1 (none) nor legal, or -1 if all are fine."""
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a == -1:
+            continue
+        if a < -1 or a >= num_actions or (phase[i] != PLACE and phase[i] != MOVE) or legal[i, a] == 0:
+            return i
+    return -1
+
+
 def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
     """Play every decision with exactly one legal choice until none is left; (B,) count per game."""
     b = state.batch_size
@@ -117,6 +131,18 @@ def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = No
         played += buffer >= 0
         engine.step(state, buffer, check=False)
     return played
+
+
+def machine_code(kernel, *args):
+    """``kernel`` compiled for these argument types, callable without numba's per-call type
+    dispatch, which for a ``GameState`` (a tuple of 20 arrays) costs more than stepping a small
+    batch. Only for arrays an env owns, whose types never change: the compiled code trusts them."""
+    try:
+        sig = tuple(typeof(a) for a in args)
+        kernel.compile(sig)
+        return kernel.overloads[sig].entry_point
+    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
+        return kernel
 
 
 def observation_space(engine: Engine) -> spaces.Dict:
@@ -175,14 +201,32 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.state: GameState | None = None
         self._first_seed = np.zeros(self.num_envs, np.int64)  # seed of each slot's first game
         self._episode = np.zeros(self.num_envs, np.int64)  # games each slot has started, minus one
+        self._seeds = self._first_seed.copy()
         self._obs = np.empty((self.num_envs, self.obs_size), np.float32)
         self._forced = np.empty(self.num_envs, np.int64)
+        self._faces = np.full(self.num_envs, -1, np.int64)  # no injected die faces: each game's own dice
+        self._faces_out = np.full(self.num_envs, -1, np.int8)
+        self._step_kernel = self._encode_kernel = None
+
+    def _compile(self) -> None:
+        """The engine's step and the encoder for this batch, called without per-call dispatch."""
+        big = self.num_envs >= PARALLEL_FROM
+        lay = observation_layout(self.engine)
+        actions = np.full(self.num_envs, -1, np.int64)
+        self._step_kernel = machine_code(step_parallel if big else step_serial, self.state, self.engine.rules,
+                                         actions, self._faces, True, self._faces_out)
+        self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
+                                           self.state, self.engine.rules, lay.offsets, lay.inv_guests,
+                                           lay.inv_points, self._obs)
 
     # -- seeds --------------------------------------------------------------------------------
     @property
     def seeds(self) -> np.ndarray:
         """(B,) seed of the game each slot is playing."""
-        return self._first_seed + self._episode * self.num_envs
+        return self._seeds.copy()
+
+    def _update_seeds(self) -> None:
+        self._seeds = self._first_seed + self._episode * self.num_envs
 
     # -- reset / step ----------------------------------------------------------------------------
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
@@ -203,7 +247,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             self._episode[:] = 0
         else:
             self._episode += 1
-        self.state = self.engine.new_games(self.seeds)
+        self._update_seeds()
+        self.state = self.engine.new_games(self._seeds)
+        if self._step_kernel is None:
+            self._compile()
         forced = play_forced(self.engine, self.state, self._forced) if self.auto_forced else None
         obs = self.observations()
         return obs, self._info(forced)
@@ -224,13 +271,18 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of Discrete({self.num_actions}), got dtype {actions.dtype}")
-        actions = actions.astype(np.int64, copy=False).reshape(-1)
-        if self.check and actions.shape[0] == self.num_envs and (actions < -1).any():
-            j = int(np.flatnonzero(actions < -1)[0])
-            raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
-                             f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
+        actions = np.ascontiguousarray(actions.reshape(-1), dtype=np.int64)  # the kernel trusts this type
+        if actions.shape[0] != self.num_envs:
+            raise ValueError(f"got {actions.shape[0]} actions for {self.num_envs} games")
+        if self.check and first_bad_action(actions, state.legal, state.phase, self.num_actions) >= 0:
+            j = first_bad_action(actions, state.legal, state.phase, self.num_actions)
+            if actions[j] < -1:
+                raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
+                                 f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
+            engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
         before = state.spooky.copy()
-        engine.step(state, actions, check=self.check)
+        # Engine.step without its type dispatch: apply the decisions, roll on to the next ones
+        self._step_kernel(state, engine.rules, actions, self._faces, True, self._faces_out)
         forced = play_forced(engine, state, self._forced) if self.auto_forced else None
         if self.reward_mode == "points":
             rewards = (before - state.spooky).astype(np.float32)
@@ -263,17 +315,19 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def _restart(self, games: np.ndarray) -> None:
         """Start the next game in slots ``games`` (autoreset), each with its next seed."""
         self._episode[games] += 1
-        self.state.put(games, self.engine.new_games(self.seeds[games]))
+        self._update_seeds()
+        self.state.put(games, self.engine.new_games(self._seeds[games]))
 
     def observations(self) -> dict:
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""
         obs = np.empty_like(self._obs) if self.copy else self._obs
-        encode_deciding(self.engine, self.state, obs)
+        lay = observation_layout(self.engine)
+        self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}
 
     def _info(self, forced: np.ndarray | None) -> dict:
-        info = {"agent": self.state.player.astype(np.int64), "seed": self.seeds}
+        info = {"agent": self.state.player.astype(np.int64), "seed": self._seeds.copy()}
         if forced is not None:
             info["forced"] = forced
         return info
@@ -295,5 +349,5 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 f"reward={self.reward_mode!r})")
 
 
-__all__ = ["VectorEnv", "rank_rewards", "final_ranks", "play_forced", "forced_actions", "observation_space",
+__all__ = ["VectorEnv", "machine_code", "rank_rewards", "final_ranks", "play_forced", "forced_actions", "observation_space",
            "check_env_options", "REWARDS"]

@@ -80,9 +80,9 @@ def test_spaces_dtypes_and_autoreset_mode():
 
 
 def test_game_does_not_depend_on_the_batch():
-    """600 games run the threaded kernels; their first three equal a batch of three (until one
+    """1100 games run the threaded kernels; their first three equal a batch of three (until one
     ends: restart seeds are ``seed + i + k*B``, which differ between the batch sizes)."""
-    big, small = VectorEnv(600, "hidden_castle", 4, seed=50), VectorEnv(3, "hidden_castle", 4, seed=50)
+    big, small = VectorEnv(1100, "hidden_castle", 4, seed=50), VectorEnv(3, "hidden_castle", 4, seed=50)
     obs_big, _ = big.reset()
     obs_small, _ = small.reset()
     rng = np.random.default_rng(2)

@@ -1,0 +1,212 @@
+"""Environment throughput: the PettingZoo env and VectorEnv, random legal play, observations built.
+
+    PYTHONPATH=. python experiments/bench_env.py                 # full run (about 2 minutes)
+    PYTHONPATH=. python experiments/bench_env.py --quick         # smoke test (seconds)
+
+1. ``env()`` (with its order and bounds checks) in one process: every decision calls ``last()``
+   (observation and mask of the deciding agent) and ``step()`` with a uniformly random legal
+   action. Steps/s counts decisions (the final ``step(None)`` of each agent is not counted).
+2. ``VectorEnv`` against the batch size: decisions/s of ``step()`` with observation and mask
+   (copied, ``copy=True``) and checked actions, random legal actions drawn in numba; next to it
+   the bare engine (``Engine.step``, no observation) for reference.
+
+Every figure is the median of ``--repeats`` timed runs after a warm-up (numba compilation is
+excluded). Writes the table to stdout and the plot to ``docs/bench_vector.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import midnight_env
+from midnight_env import Engine, VectorEnv, agent_streams
+from midnight_env.rules import random_legal_actions
+from midnight_env.state import OVER
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Args:
+    quick: bool = False
+    """tiny budgets: checks that the script runs"""
+    seconds: float = 2.0
+    """length of one timed run of the single env"""
+    repeats: int = 5
+    """timed runs per figure; the median is reported"""
+    decisions: int = 2_000_000
+    """decisions per timed VectorEnv run (at least 20 steps)"""
+    plot: str = str(ROOT / "docs" / "bench_vector.png")
+    """where the throughput plot is written ('' for none)"""
+
+
+def machine_description() -> str:
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}, "
+            f"numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads); load average {load:.1f}")
+
+
+# -- the PettingZoo env ----------------------------------------------------------------------------
+
+
+def env_steps_per_second(make, seconds: float, seed: int) -> float:
+    """Decisions/s of one env: last() then step(random legal action), games restarted, for ``seconds``."""
+    env = make()
+    pick = random.Random(seed).random
+    steps = 0
+    game = seed * 1_000_000
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=game)
+        game += 1
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[int(pick() * len(legal))]))
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def bench_single(args: Args) -> list[tuple[str, str, float]]:
+    rows = []
+    for variant in ("midnight_party", "hidden_castle"):
+        for name, make in (("env()", lambda: midnight_env.env(variant, 4)),
+                           ("raw_env()", lambda: midnight_env.raw_env(variant, 4))):
+            env_steps_per_second(make, 0.3, seed=99)  # compile and warm up
+            rates = [env_steps_per_second(make, args.seconds, seed=r) for r in range(args.repeats)]
+            rate = statistics.median(rates)
+            rows.append((variant, name, rate))
+            print(f"{variant:<16}{name:<11}{rate:>12,.0f} steps/s   (runs: {', '.join(f'{r:,.0f}' for r in rates)})",
+                  flush=True)
+    return rows
+
+
+# -- VectorEnv ------------------------------------------------------------------------------------------
+
+
+def vector_decisions_per_second(venv: VectorEnv, decisions: int, rng: np.ndarray, actions: np.ndarray) -> float:
+    obs, _ = venv.reset()
+    steps = max(20, decisions // venv.num_envs)
+    start = time.perf_counter()
+    for _ in range(steps):
+        random_legal_actions(obs["action_mask"], rng, actions)
+        obs, rewards, terminations, truncations, info = venv.step(actions)
+    return steps * venv.num_envs / (time.perf_counter() - start)
+
+
+def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed: int) -> float:
+    """The bare engine for reference: random legal play, no observation, finished games restarted."""
+    seeds = np.arange(batch) + seed
+    state = engine.new_games(seeds)
+    rng = agent_streams(seeds)
+    actions = np.empty(batch, np.int64)
+    next_seed = seed + batch
+    steps = max(20, decisions // batch)
+    start = time.perf_counter()
+    for _ in range(steps):
+        random_legal_actions(state.legal, rng, actions)
+        engine.step(state, actions, check=False)
+        done = state.phase == OVER
+        if done.any():
+            idx = np.flatnonzero(done)
+            state.put(idx, engine.new_games(np.arange(next_seed, next_seed + len(idx))))
+            next_seed += len(idx)
+    return steps * batch / (time.perf_counter() - start)
+
+
+def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, float]]:
+    rows = []
+    print(f"\n{'variant':<16}{'batch':>7}{'VectorEnv decisions/s':>24}{'engine only':>16}{'obs+mask share':>16}")
+    for variant in ("midnight_party", "hidden_castle"):
+        engine = Engine(variant, 4)
+        for batch in batches:
+            venv = VectorEnv(batch, variant, 4, seed=0)
+            rng = agent_streams(np.arange(batch))
+            actions = np.empty(batch, np.int64)
+            vector_decisions_per_second(venv, 20 * batch, rng, actions)  # compile and warm up
+            engine_decisions_per_second(engine, batch, 20 * batch, seed=0)
+            budget = min(args.decisions, max(20 * batch, args.decisions // 4 if batch < 64 else args.decisions))
+            vec = statistics.median(vector_decisions_per_second(venv, budget, rng, actions)
+                                    for _ in range(args.repeats))
+            eng = statistics.median(engine_decisions_per_second(engine, batch, budget, seed=r * 1_000_003)
+                                    for r in range(args.repeats))
+            rows.append((variant, batch, vec, eng))
+            print(f"{variant:<16}{batch:>7}{vec:>24,.0f}{eng:>16,.0f}{1 - vec / eng:>15.0%}", flush=True)
+    return rows
+
+
+def plot(rows: list[tuple[str, int, float, float]], path: str, machine: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
+    colours = {"midnight_party": "#6a3d9a", "hidden_castle": "#e08214"}
+    for variant, colour in colours.items():
+        mine = [r for r in rows if r[0] == variant]
+        batch = [r[1] for r in mine]
+        ax.plot(batch, [r[2] for r in mine], "o-", color=colour, label=f"VectorEnv, {variant} (obs + mask)")
+        ax.plot(batch, [r[3] for r in mine], "s--", color=colour, alpha=0.5, label=f"engine only, {variant}")
+    ax.axhline(5e6, color="grey", lw=0.8, ls=":")
+    ax.text(1, 5.3e6, "target 5M at 4096", color="grey", fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("games per batch")
+    ax.set_ylabel("decisions per second")
+    ax.set_title("midnight-env VectorEnv throughput, 4 players, random legal play", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.text(0.01, 0.005, machine, fontsize=6, color="grey")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    print(f"\nplot written to {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=Args.__doc__ and "tiny budgets")
+    parser.add_argument("--seconds", type=float, default=Args.seconds)
+    parser.add_argument("--repeats", type=int, default=Args.repeats)
+    parser.add_argument("--decisions", type=int, default=Args.decisions)
+    parser.add_argument("--plot", default=Args.plot)
+    parser.add_argument("--batches", default="1,4,16,64,256,1024,4096,16384")
+    ns = parser.parse_args()
+    args = Args(quick=ns.quick, seconds=ns.seconds, repeats=ns.repeats, decisions=ns.decisions, plot=ns.plot)
+    batches = [int(b) for b in ns.batches.split(",")]
+    if args.quick:
+        args.seconds, args.repeats, args.decisions = 0.2, 1, 20_000
+        batches = [b for b in batches if b <= 256]
+    machine = machine_description()
+    print(f"machine: {machine}\n")
+    bench_single(args)
+    rows = bench_vector(args, batches)
+    if args.plot:
+        plot(rows, args.plot, machine)
+    print(f"\nmachine at the end: {machine_description()}")
+
+
+if __name__ == "__main__":
+    main()
