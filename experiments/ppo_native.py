@@ -1,0 +1,437 @@
+"""PPO on the batched ``VectorEnv``, cleanrl style: the whole algorithm in this one file.
+
+Every game of the batch has one deciding seat per step. In a self-play game every seat is the
+learner; in the other games one seat learns and the others are played by an opponent pool
+(heuristic agents and frozen snapshots of the policy, ``self``). Each learning seat's decisions
+form their own chain: the reward of a decision is minus the change of that seat's spooky points
+until its next decision (other seats' moves and Hugo included), and GAE runs along the chain.
+A chain's last decision in a rollout (its outcome lies in the next rollout) is bootstrapped from,
+not trained on. Optionally the network first imitates an agent (``imitate: expert``): behaviour
+cloning of its choices plus its games' returns for the value head, then PPO goes on from there.
+
+    python experiments/ppo_native.py --total-timesteps 2000000
+    python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml
+
+Writes ``runs/<exp_name>-<variant>-<N>p-s<seed>/``: config.yaml, metrics.csv (``charts/…``,
+``losses/…``, ``eval/…``), checkpoints/ (playable as ``ppo:path=…``), model.npz/.json and
+learning_curve.png; ``--save-model PATH`` writes the final model there too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+import numpy as np
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+from agents import Decisions, make_agent
+from agents.ppo import PPOAgent
+from midnight_env.engine import agent_streams
+from midnight_env.observation import encode_observations
+from midnight_env.state import MOVE, OVER, PLACE
+from midnight_env.training.args import parse_args, to_mapping
+from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
+from midnight_env.training.export import export_model, in_memory_model, linear_weights
+from midnight_env.training.logger import MetricLogger, plot_learning_curve
+from midnight_env.training.runs import make_run_dir, training_metadata, write_config
+from midnight_env.vector import VectorEnv
+
+
+@dataclass
+class Args:
+    config: str = ""
+    """YAML file of settings (these field names); flags given on the command line override it"""
+    exp_name: str = "ppo_native"
+    """name of the run; its folder is <run_dir>/<exp_name>-<variant>-<N>p-s<seed>"""
+    run_dir: str = "runs"
+    """folder that receives the run folders"""
+    seed: int = 1
+    """seed of torch, of the line-up draws and of the games (game i of the batch starts with seed*10**6+i)"""
+    threads: int = 2
+    """torch CPU threads (torch.set_num_threads)"""
+    variant: str = "midnight_party"
+    """rule set: midnight_party or hidden_castle"""
+    num_players: int = 4
+    """players per game"""
+    options: dict = field(default_factory=dict)
+    """rule options passed to the engine (e.g. pass_rule: always)"""
+    total_timesteps: int = 2_000_000
+    """environment steps to train for (one step = one decision in one game)"""
+    max_seconds: float = 0.0
+    """stop after this many seconds of training (0: no limit); the learning rate anneals over total_timesteps"""
+    num_envs: int = 512
+    """games played at once"""
+    num_steps: int = 64
+    """steps per game per rollout (a rollout is num_envs * num_steps env steps)"""
+    learning_rate: float = 1e-3
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    gamma: float = 1.0
+    """discount per decision of a seat (the game is finite: 1 counts every spooky point alike)"""
+    gae_lambda: float = 0.95
+    """GAE lambda along each seat's chain of decisions"""
+    num_minibatches: int = 4
+    """minibatches per update epoch"""
+    update_epochs: int = 2
+    """passes over a rollout"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    clip_coef: float = 0.2
+    """PPO clipping of the probability ratio"""
+    clip_vloss: bool = True
+    """clip the value loss as PPO does"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value-loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient-norm clipping"""
+    target_kl: float = 0.0
+    """stop an update early when the approximate KL exceeds this (0: never)"""
+    reward_scale: float = 0.1
+    """rewards (minus spooky points) are multiplied by this before learning"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [128, 128])
+    """widths of the shared tanh trunk; the policy and value heads are linear on top"""
+    self_play: float = 1.0
+    """fraction of games where every seat is the learner; in the others one seat learns against opponents"""
+    opponents: list[str] = field(default_factory=lambda: ["self", "expert", "coward"])
+    """pool for the other seats of non-self-play games: agent specs, 'self' = a frozen snapshot"""
+    snapshot_every: int = 10
+    """iterations between snapshots of the policy added to the 'self' pool"""
+    pool_size: int = 4
+    """snapshots kept in the 'self' pool (the oldest is replaced)"""
+    imitate: str = ""
+    """agent spec to imitate before PPO (behaviour cloning + value regression); '' for none"""
+    imitate_games: int = 0
+    """games the imitated agent plays (all seats) for the imitation data"""
+    imitate_epochs: int = 4
+    """passes over the imitation data"""
+    eval_every: int = 20
+    """iterations between evaluations against fixed heuristics (0: only at the end)"""
+    eval_games: int = 400
+    """games per evaluation"""
+    eval_opponents: list[str] = field(default_factory=lambda: list(EVAL_OPPONENTS))
+    """heuristic agents of the evaluation games"""
+    save_model: str = ""
+    """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+class Network(nn.Module):
+    """Shared tanh trunk, linear policy (one logit per action) and value heads."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: list[int]):
+        super().__init__()
+        layers, width = [], obs_size
+        for h in hidden:
+            layers += [self._init(nn.Linear(width, h), np.sqrt(2)), nn.Tanh()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.policy = self._init(nn.Linear(width, num_actions), 0.01)
+        self.value = self._init(nn.Linear(width, 1), 1.0)
+
+    @staticmethod
+    def _init(layer: nn.Linear, std: float) -> nn.Linear:
+        nn.init.orthogonal_(layer.weight, std)
+        nn.init.constant_(layer.bias, 0.0)
+        return layer
+
+    def forward(self, obs, mask):
+        h = self.trunk(obs)
+        logits = self.policy(h).masked_fill(~mask, -1e9)  # illegal actions get no probability
+        return logits, self.value(h).squeeze(-1)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        trunk = [m for m in self.trunk if isinstance(m, nn.Linear)]
+        return {**linear_weights("shared", trunk), **linear_weights("policy", [self.policy]),
+                **linear_weights("value", [self.value])}
+
+
+def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One action per row from softmax(logits) (Gumbel-max, from the seeded generator)."""
+    u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=1)
+
+
+def chain_advantages(values, rewards, dones, seats, learn, gamma, lam):
+    """GAE along each (game, seat) chain of decisions; (advantages, trainable) of shape (T, B).
+
+    rewards (T, B, N) are every seat's rewards of step t; dones (T, B) mark steps that ended a game.
+    A chain's last decision before the rollout's end has no known outcome: not trainable.
+    """
+    T, B = values.shape
+    n = rewards.shape[2]
+    adv = np.zeros((T, B), np.float32)
+    trainable = np.zeros((T, B), bool)
+    acc = np.zeros((B, n), np.float32)  # rewards since each seat's next decision (going backwards)
+    next_v = np.zeros((B, n), np.float32)
+    next_adv = np.zeros((B, n), np.float32)
+    known = np.zeros((B, n), bool)  # the seat's next decision (or the game's end) is in this rollout
+    games = np.arange(B)
+    for t in range(T - 1, -1, -1):
+        d = dones[t]
+        acc[d], next_v[d], next_adv[d], known[d] = 0.0, 0.0, 0.0, True
+        acc += rewards[t]
+        b = games[learn[t]]
+        p = seats[t, b]
+        delta = acc[b, p] + gamma * next_v[b, p] - values[t, b]
+        a = np.where(known[b, p], delta + gamma * lam * next_adv[b, p], 0.0)
+        adv[t, b] = a
+        trainable[t, b] = known[b, p]
+        next_v[b, p], next_adv[b, p], known[b, p], acc[b, p] = values[t, b], a, True, 0.0
+    return adv, trainable
+
+
+def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float):
+    """Observations, masks, the agent's choices and each decision's return from games it plays with itself."""
+    agent = make_agent(spec)
+    seeds = seed + np.arange(games)
+    state = engine.new_games(seeds)
+    rng = agent_streams(seeds, stream=7)
+    obs, masks, actions, before, game, seat = [], [], [], [], [], []
+    while True:
+        deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
+        if not len(deciding):
+            break
+        choice = agent.act(Decisions(engine, state, deciding, rng))
+        obs.append(encode_observations(engine, state, deciding))
+        masks.append(state.legal[deciding].astype(bool))
+        actions.append(choice)
+        players = state.player[deciding].astype(np.int64)
+        before.append(state.spooky[deciding, players])
+        game.append(deciding)
+        seat.append(players)
+        full = np.full(len(seeds), -1, np.int64)
+        full[deciding] = choice
+        engine.step(state, full)
+    game, seat = np.concatenate(game), np.concatenate(seat)
+    returns = (np.concatenate(before) - state.spooky[game, seat]) * reward_scale  # minus points still to come
+    return (np.concatenate(obs), np.concatenate(masks), np.concatenate(actions), returns.astype(np.float32))
+
+
+def main(argv=None):
+    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+    torch.set_num_threads(args.threads)
+    # -- seeding ---------------------------------------------------------------------------------
+    np_rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    envs = VectorEnv(args.num_envs, args.variant, args.num_players, seed=args.seed * 10**6, copy=False,
+                     check=False, **args.options)
+    engine, B, N, A, D = envs.engine, args.num_envs, envs.num_players, envs.num_actions, envs.obs_size
+    T = args.num_steps
+    batch_size = B * T
+    num_iterations = max(1, args.total_timesteps // batch_size)
+    run_dir = make_run_dir(args.run_dir, f"{args.exp_name}-{args.variant}-{N}p-s{args.seed}")
+    config = to_mapping(args)
+    write_config(run_dir, config)
+    logger = MetricLogger(run_dir)
+    start = time.perf_counter()
+
+    net = Network(D, A, args.hidden_sizes)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    def evaluate(step: int):
+        agent = PPOAgent(model=in_memory_model(net.weights(), engine, "tanh"))
+        metrics = evaluate_policy(agent, engine, args.eval_opponents, args.eval_games, seed=10**9 + args.seed)
+        logger.log(step, metrics)
+        return metrics
+
+    # -- optional warm start: imitate an agent ------------------------------------------------------
+    if args.imitate and args.imitate_games > 0:
+        o, m, a, r = (torch.from_numpy(x) for x in imitation_data(engine, args.imitate, args.imitate_games,
+                                                                  args.seed * 10**6 + 5 * 10**8, args.reward_scale))
+        n = len(a)
+        for epoch in range(args.imitate_epochs):
+            for idx in torch.randperm(n, generator=gen).split(1024):
+                logits, v = net(o[idx], m[idx])
+                ce = nn.functional.cross_entropy(logits, a[idx])
+                vloss = ((v - r[idx]) ** 2).mean()
+                optimizer.zero_grad()
+                (ce + args.vf_coef * vloss).backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+            with torch.no_grad():
+                acc = (net(o[:20000], m[:20000])[0].argmax(1) == a[:20000]).float().mean().item()
+            logger.log(0, {"imitation/cross_entropy": ce.item(), "imitation/value_loss": vloss.item(),
+                           "imitation/accuracy": acc, "imitation/decisions": n})
+        optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # fresh moments for PPO
+
+    # -- opponent pool: heuristics by spec, 'self' = frozen snapshots --------------------------------
+    heuristics = [make_agent(s) for s in args.opponents if s != "self"]
+    specs = [s for s in args.opponents if s != "self"] + (["self"] if "self" in args.opponents else [])
+    snapshots = [Network(D, A, args.hidden_sizes) for _ in range(args.pool_size if "self" in specs else 0)]
+    for snap in snapshots:
+        snap.load_state_dict(net.state_dict())
+    snap_next = 0
+    H = len(heuristics)  # lineup codes: -1 learner, 0..H-1 heuristic, H+j snapshot j
+    lineup = np.full((B, N), -1, np.int64)
+
+    def draw_lineups(slots: np.ndarray) -> None:
+        for b in slots:
+            lineup[b] = -1
+            if np_rng.random() < args.self_play or not specs:
+                continue
+            learner = np_rng.integers(N)
+            for s in range(N):
+                if s != learner:
+                    k = np_rng.integers(len(specs))
+                    lineup[b, s] = k if specs[k] != "self" else H + np_rng.integers(len(snapshots))
+
+    draw_lineups(np.arange(B))
+    agent_rng = agent_streams(np.arange(B) + args.seed * 10**6, stream=3)
+
+    # -- rollout storage ----------------------------------------------------------------------------
+    obs_buf = torch.zeros((T, B, D))
+    mask_buf = torch.zeros((T, B, A), dtype=torch.bool)
+    act_buf = torch.zeros((T, B), dtype=torch.long)
+    logp_buf = torch.zeros((T, B))
+    val_buf = np.zeros((T, B), np.float32)
+    rew_buf = np.zeros((T, B, N), np.float32)
+    done_buf = np.zeros((T, B), bool)
+    seat_buf = np.zeros((T, B), np.int64)
+    learn_buf = np.zeros((T, B), bool)
+
+    envs.reset(seed=args.seed * 10**6)
+    global_step, last_metrics = 0, {}
+    bar = tqdm(total=num_iterations * batch_size, unit="step", unit_scale=True, disable=not args.progress,
+               desc=f"ppo {args.variant} {N}p")
+    for iteration in range(1, num_iterations + 1):
+        if args.max_seconds and time.perf_counter() - start > args.max_seconds:
+            break
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (iteration - 1.0) / num_iterations)
+        t_rollout = time.perf_counter()
+        ep_points, ep_wins = [], []
+        for t in range(T):
+            obs = envs.observations()
+            state = envs.state
+            seats = state.player.astype(np.int64)
+            who = lineup[np.arange(B), seats]
+            learn = who < 0
+            obs_t, mask_t = torch.from_numpy(obs["observation"]), torch.from_numpy(obs["action_mask"].view(np.bool_))
+            obs_buf[t], mask_buf[t] = obs_t, mask_t
+            actions = np.empty(B, np.int64)
+            li = torch.from_numpy(np.flatnonzero(learn))
+            with torch.no_grad():
+                logits, value = net(obs_t[li], mask_t[li])
+                a = sample(logits, gen)
+                logp_buf[t, li] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+                act_buf[t, li] = a
+                val_buf[t, li.numpy()] = value.numpy()
+                actions[li.numpy()] = a.numpy()
+                for k in np.unique(who[~learn]):
+                    games = np.flatnonzero(who == k)
+                    if k < H:
+                        actions[games] = heuristics[k].act(Decisions(engine, state, games, agent_rng))
+                    else:
+                        g = torch.from_numpy(games)
+                        actions[games] = sample(snapshots[k - H](obs_t[g], mask_t[g])[0], gen).numpy()
+            seat_buf[t], learn_buf[t] = seats, learn
+            rewards, term, trunc, info = envs.advance(actions)
+            rew_buf[t] = rewards * args.reward_scale
+            done_buf[t] = term | trunc
+            if "final_games" in info:
+                ended = info["final_games"]
+                mine = lineup[ended] < 0
+                ep_points.extend(info["final_points"][mine].tolist())
+                solo = (mine.sum(1) == 1)  # games with one learner against opponents
+                ep_wins.extend((info["final_ranks"][solo][mine[solo]] == 1).tolist())
+                draw_lineups(ended)
+        global_step += batch_size
+        rollout_time = time.perf_counter() - t_rollout
+
+        # -- advantages along each seat's chain --------------------------------------------------
+        adv, trainable = chain_advantages(val_buf, rew_buf, done_buf, seat_buf, learn_buf, args.gamma, args.gae_lambda)
+        idx = torch.from_numpy(np.flatnonzero(trainable.reshape(-1)))
+        b_obs, b_mask = obs_buf.reshape(-1, D)[idx], mask_buf.reshape(-1, A)[idx]
+        b_act, b_logp = act_buf.reshape(-1)[idx], logp_buf.reshape(-1)[idx]
+        b_adv = torch.from_numpy(adv.reshape(-1))[idx]
+        b_val = torch.from_numpy(val_buf.reshape(-1))[idx]
+        b_ret = b_adv + b_val
+
+        # -- PPO update --------------------------------------------------------------------------
+        n = len(idx)
+        clipfracs = []
+        for epoch in range(args.update_epochs):
+            for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
+                logits, v = net(b_obs[j], b_mask[j])
+                logp_all = torch.log_softmax(logits, 1)
+                newlogp = logp_all.gather(1, b_act[j, None]).squeeze(1)
+                entropy = -(logp_all.exp() * logp_all).sum(1)
+                logratio = newlogp - b_logp[j]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                a_j = b_adv[j]
+                if args.norm_adv:
+                    a_j = (a_j - a_j.mean()) / (a_j.std() + 1e-8)
+                pg_loss = torch.max(-a_j * ratio, -a_j * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                if args.clip_vloss:
+                    v_clipped = b_val[j] + (v - b_val[j]).clamp(-args.clip_coef, args.clip_coef)
+                    v_loss = 0.5 * torch.max((v - b_ret[j]) ** 2, (v_clipped - b_ret[j]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((v - b_ret[j]) ** 2).mean()
+                ent = entropy.mean()
+                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+            if args.target_kl and approx_kl > args.target_kl:
+                break
+
+        # -- bookkeeping ------------------------------------------------------------------------------
+        if snapshots and iteration % args.snapshot_every == 0:
+            snapshots[snap_next].load_state_dict(net.state_dict())
+            snap_next = (snap_next + 1) % len(snapshots)
+        var_y = b_ret.var()
+        elapsed = time.perf_counter() - start
+        last_metrics = {
+            "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": global_step / elapsed,
+            "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
+            "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),
+        }
+        if ep_points:
+            last_metrics["charts/episodic_points"] = float(np.mean(ep_points))
+        if ep_wins:
+            last_metrics["charts/win_rate"] = float(np.mean(ep_wins))
+        logger.log(global_step, last_metrics)
+        bar.update(batch_size)
+        bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}", pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
+        if args.eval_every and iteration % args.eval_every == 0:
+            evaluate(global_step)
+            export_model(  # checkpoints are models in the agents.ppo format: playable
+                run_dir / "checkpoints" / f"step{global_step}", net.weights(), engine, "tanh")
+    bar.close()
+    seconds = time.perf_counter() - start
+    final = evaluate(global_step)
+    training = training_metadata("ppo_native", config, args.seed, seconds, global_step)
+    export_model(run_dir / "model", net.weights(), engine, "tanh", training)
+    if args.save_model:
+        export_model(args.save_model, net.weights(), engine, "tanh", training)
+    torch.save(net.state_dict(), run_dir / "checkpoints" / "final.pt")
+    logger.close()
+    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
+                        f"native PPO {args.variant} {N}p seed {args.seed}")
+    print(f"{run_dir}: {global_step} env steps in {seconds:.0f} s ({global_step / seconds:.0f} steps/s); "
+          f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, win rate {final['eval/win_rate']:.3f}")
+    return {"run_dir": run_dir, "metrics": last_metrics, "eval": final, "net": net, "steps": global_step}
+
+
+if __name__ == "__main__":
+    main()

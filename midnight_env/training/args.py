@@ -1,0 +1,133 @@
+"""Settings as a ``@dataclass`` whose fields carry a docstring each, read from YAML and flags.
+
+cleanrl writes its ``Args`` this way (tyro reads the docstrings); this is the same idea with
+argparse only: every field becomes ``--field-name``, its docstring the help text, and
+``--config FILE.yaml`` sets fields first (flags given on the command line win). Lists are
+comma-separated on the command line (``--opponents expert,coward``), dicts ``key=value`` pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import textwrap
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigFileError(ValueError):
+    """A config file or value that does not fit the settings."""
+
+
+def field_docs(cls) -> dict[str, str]:
+    """Docstrings written under each field of a dataclass (the cleanrl convention)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    body = tree.body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:]):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def _convert(name: str, kind, value: Any):
+    """``value`` (from YAML or a flag's text) as the field's type, or ConfigFileError naming it."""
+    origin = typing.get_origin(kind)
+    args = typing.get_args(kind)
+    if origin is typing.Union or str(origin) == "types.UnionType":
+        if value is None and type(None) in args:
+            return None
+        kind = next(a for a in args if a is not type(None))
+        origin, args = typing.get_origin(kind), typing.get_args(kind)
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                low = value.lower()
+                if low not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                return low in ("true", "1", "yes")
+            if not isinstance(value, bool):
+                raise ValueError
+            return value
+        if kind in (int, float):
+            if isinstance(value, bool):
+                raise ValueError
+            converted = kind(float(value)) if kind is int and isinstance(value, str) and "e" in value else kind(value)
+            if kind is int and float(value) != converted:
+                raise ValueError
+            return converted
+        if kind is str:
+            return "" if value is None else str(value)
+        if origin in (list, tuple):
+            items = [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else list(value or [])
+            return origin(_convert(name, args[0], item) for item in items)
+        if origin is dict:
+            if isinstance(value, str):
+                pairs = [p.partition("=") for p in value.split(",") if p.strip()]
+                if any(not eq for _, eq, _ in pairs):
+                    raise ValueError
+                return {k.strip(): v.strip() for k, _, v in pairs}
+            if not isinstance(value, dict):
+                raise ValueError
+            return dict(value)
+    except (ValueError, TypeError):
+        pass
+    else:
+        return value
+    raise ConfigFileError(f"setting {name}={value!r} is not a valid {getattr(kind, '__name__', kind)}")
+
+
+def load_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"config file {path} must hold a mapping of settings, got {type(data).__name__}")
+    return data
+
+
+def from_mapping(cls, data: dict, where: str = "config"):
+    """An instance of dataclass ``cls`` from a mapping; unknown keys are refused by name."""
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in data if k.replace("-", "_") not in names]
+    if unknown:
+        raise ConfigFileError(f"{where}: unknown setting {unknown[0]!r}: allowed are {', '.join(names)}")
+    values = {k.replace("-", "_"): _convert(k, hints[k.replace("-", "_")], v) for k, v in data.items()}
+    return cls(**values)
+
+
+def parse_args(cls, argv: list[str] | None = None, description: str | None = None):
+    """Build ``cls`` from ``--config FILE`` (if the class has a ``config`` field) and flags."""
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=argparse.SUPPRESS,
+                            help=f"{docs.get(f.name, '')} (default: {default!r})")
+    given = vars(parser.parse_args(argv))
+    data: dict = {}
+    if "config" in hints and given.get("config"):
+        data.update(load_yaml(given["config"]))
+    data.update(given)
+    return from_mapping(cls, data, where=given.get("config") or "command line")
+
+
+def to_mapping(obj) -> dict:
+    """The dataclass as plain YAML-able values (tuples as lists)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        out[f.name] = list(v) if isinstance(v, tuple) else v
+    return out

@@ -1,0 +1,64 @@
+"""Run folders: every training run writes its resolved config and its metadata first.
+
+``runs/<name>/`` holds ``config.yaml`` (every setting, defaults included), ``metrics.csv``,
+``tensorboard/`` (when TensorBoard is installed), ``checkpoints/`` (models in the ``agents.ppo``
+format, playable as ``ppo:path=...``), ``model.npz``/``model.json`` (the final policy) and
+``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from midnight_env.engine import ENGINE_VERSION
+
+
+def make_run_dir(root: str | Path, name: str) -> Path:
+    """``root/name``, or ``root/name-2``, ``-3``... when it exists already (runs are never overwritten)."""
+    root = Path(root)
+    path = root / name
+    k = 2
+    while path.exists():
+        path = root / f"{name}-{k}"
+        k += 1
+    path.mkdir(parents=True)
+    (path / "checkpoints").mkdir()
+    return path
+
+
+def command_line() -> str:
+    """How this process was started, for the model's metadata."""
+    return " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
+    path = run_dir / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def training_metadata(algorithm: str, config: dict[str, Any], seed: int, seconds: float, env_steps: int,
+                      command: str | None = None) -> dict[str, Any]:
+    """The ``training`` section of a model's JSON."""
+    import platform
+
+    return {"algorithm": algorithm, "command": command or command_line(), "config": config, "seed": seed,
+            "training_time_s": round(seconds, 1), "env_steps": int(env_steps), "engine_version": ENGINE_VERSION,
+            "git_commit": git_commit(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "machine": f"{platform.machine()} {platform.processor() or platform.system()}"}
