@@ -1,0 +1,66 @@
+"""``midnight tournament``: a balanced tournament between agents, results in SQLite, a leaderboard.
+
+With no arguments it runs the default: the built-in agents (all but the slow ones, plus a
+small-budget search) on midnight_party with 4 players, 1,200 games, into
+``midnight_tournament.sqlite`` in the working directory, and prints the leaderboard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from midnight_env.cli import parse_set_options
+from midnight_env.config import VARIANTS
+from midnight_env.tournament import (DEFAULT_DB, DEFAULT_GAMES, DEFAULT_PLAYERS, DEFAULT_VARIANT,
+                                     make_tournament_config, print_table, run_tournament, write_leaderboard)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "tournament", help="play a balanced tournament between agents and print the leaderboard",
+        description="Play a tournament: deals of seat-rotated copies with identical dice, every agent on every "
+                    "seat equally often; results go to SQLite (resumable after a kill); the leaderboard "
+                    "(Plackett-Luce ratings, mean spooky points with 95%% intervals, win rate, mean rank) is "
+                    "printed and written as Markdown, CSV and PNG. With no arguments: the built-in agents on "
+                    f"{DEFAULT_VARIANT}, {DEFAULT_PLAYERS} players, {DEFAULT_GAMES} games.")
+    p.add_argument("--variant", default=DEFAULT_VARIANT, help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
+    p.add_argument("--players", type=int, default=DEFAULT_PLAYERS, help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
+    p.add_argument("--agents", help="comma-separated agent specs, at least as many as players "
+                                    "(default: every built-in agent but the slow ones, and search:budget=30)")
+    p.add_argument("--games", type=int, default=DEFAULT_GAMES, help=f"games to play (default {DEFAULT_GAMES})")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed: the schedule and every game's dice (default 0)")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default ./{DEFAULT_DB})")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an unfinished run in --db, or add this tournament to a database holding others")
+    p.add_argument("--records", metavar="FILE", help="also write every game as a midnight-record/1 line to FILE")
+    p.add_argument("--batch-size", type=int, default=256, help="games played at once (default 256)")
+    p.add_argument("--set", dest="options", action="append", metavar="OPTION=VALUE",
+                   help="rule option, e.g. --set rounds=players (repeatable)")
+    p.add_argument("--out", metavar="DIR", help="where the leaderboard files go (default: the database's folder)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
+                                    parse_set_options(args.options))
+    run_ = run_tournament(config, args.games, db=args.db, resume=args.resume, batch_size=args.batch_size,
+                          records=args.records, progress=not args.no_progress)
+    results = run_.results
+    if run_.played:
+        print(f"played {run_.played} games in {run_.elapsed:.1f} s ({run_.played / max(run_.elapsed, 1e-9):.1f} games/s)")
+    else:
+        print(f"all {args.games} games were already in {args.db}")
+    title = (f"{config.variant}, {config.num_players} players, {results.num_games} games, seed {config.seed}")
+    print_table(run_.standings, title)
+    db = Path(args.db)
+    out = Path(args.out) if args.out else db.resolve().parent
+    command = "midnight " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["tournament"] else None
+    paths = write_leaderboard(run_.standings, results, out, db.stem, command)
+    print("written: " + ", ".join(str(p) for p in paths.values()))
+    if args.records:
+        print(f"records: {args.records}")
+    return 0
