@@ -12,7 +12,7 @@ cloning of its choices plus its games' returns for the value head, then PPO goes
     python experiments/ppo_native.py --total-timesteps 2000000
     python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml
 
-Writes ``runs/<exp_name>-<variant>-<N>p-s<seed>/``: config.yaml, metrics.csv (``charts/…``,
+Writes ``runs/<exp_name>-s<seed>/``: config.yaml, metrics.csv (``charts/…``,
 ``losses/…``, ``eval/…``), checkpoints/ (playable as ``ppo:path=…``), model.npz/.json and
 learning_curve.png; ``--save-model PATH`` writes the final model there too.
 """
@@ -49,8 +49,8 @@ from midnight_env.vector import VectorEnv
 class Args:
     config: str = ""
     """YAML file of settings (these field names); flags given on the command line override it"""
-    exp_name: str = "ppo_native"
-    """name of the run; its folder is <run_dir>/<exp_name>-<variant>-<N>p-s<seed>"""
+    exp_name: str = ""
+    """name of the run (default ppo_native-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
     run_dir: str = "runs"
     """folder that receives the run folders"""
     seed: int = 1
@@ -125,6 +125,8 @@ class Args:
     """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
     progress: bool = True
     """show a progress bar"""
+    check_actions: bool = False
+    """have the engine check every action against the legal mask (slower; the smoke tests use it)"""
 
 
 class Network(nn.Module):
@@ -228,12 +230,12 @@ def main(argv=None):
     gen = torch.Generator().manual_seed(args.seed)
 
     envs = VectorEnv(args.num_envs, args.variant, args.num_players, seed=args.seed * 10**6, copy=False,
-                     check=False, **args.options)
+                     check=args.check_actions, **args.options)
     engine, B, N, A, D = envs.engine, args.num_envs, envs.num_players, envs.num_actions, envs.obs_size
     T = args.num_steps
     batch_size = B * T
     num_iterations = max(1, args.total_timesteps // batch_size)
-    run_dir = make_run_dir(args.run_dir, f"{args.exp_name}-{args.variant}-{N}p-s{args.seed}")
+    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'ppo_native-{args.variant}-{N}p'}-s{args.seed}")
     config = to_mapping(args)
     write_config(run_dir, config)
     logger = MetricLogger(run_dir)
@@ -253,7 +255,15 @@ def main(argv=None):
         o, m, a, r = (torch.from_numpy(x) for x in imitation_data(engine, args.imitate, args.imitate_games,
                                                                   args.seed * 10**6 + 5 * 10**8, args.reward_scale))
         n = len(a)
+        probe = torch.arange(min(n, 20000))
+
+        def accuracy() -> float:
+            with torch.no_grad():
+                return (net(o[probe], m[probe])[0].argmax(1) == a[probe]).float().mean().item()
+
+        logger.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
         for epoch in range(args.imitate_epochs):
+            ces, vls = [], []
             for idx in torch.randperm(n, generator=gen).split(1024):
                 logits, v = net(o[idx], m[idx])
                 ce = nn.functional.cross_entropy(logits, a[idx])
@@ -262,10 +272,10 @@ def main(argv=None):
                 (ce + args.vf_coef * vloss).backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 optimizer.step()
-            with torch.no_grad():
-                acc = (net(o[:20000], m[:20000])[0].argmax(1) == a[:20000]).float().mean().item()
-            logger.log(0, {"imitation/cross_entropy": ce.item(), "imitation/value_loss": vloss.item(),
-                           "imitation/accuracy": acc, "imitation/decisions": n})
+                ces.append(ce.item())
+                vls.append(vloss.item())
+            logger.log(0, {"imitation/cross_entropy": np.mean(ces), "imitation/value_loss": np.mean(vls),
+                           "imitation/accuracy": accuracy()})
         optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # fresh moments for PPO
 
     # -- opponent pool: heuristics by spec, 'self' = frozen snapshots --------------------------------
@@ -313,7 +323,7 @@ def main(argv=None):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (iteration - 1.0) / num_iterations)
         t_rollout = time.perf_counter()
-        ep_points, ep_wins = [], []
+        ep_points, ep_wins, illegal = [], [], 0
         for t in range(T):
             obs = envs.observations()
             state = envs.state
@@ -331,6 +341,7 @@ def main(argv=None):
                 act_buf[t, li] = a
                 val_buf[t, li.numpy()] = value.numpy()
                 actions[li.numpy()] = a.numpy()
+                illegal += int((~mask_t[li].gather(1, a[:, None])).sum())  # must stay 0: the mask is in the logits
                 for k in np.unique(who[~learn]):
                     games = np.flatnonzero(who == k)
                     if k < H:
@@ -402,6 +413,7 @@ def main(argv=None):
         last_metrics = {
             "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": global_step / elapsed,
             "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
+            "charts/illegal_actions": illegal,
             "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),
             "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
             "losses/explained_variance": float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),

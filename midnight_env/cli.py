@@ -13,7 +13,7 @@ import importlib
 import sys
 
 # sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
-COMMANDS = ["simulate", "replay", "render", "bench", "agents", "tournament", "play"]
+COMMANDS = ["simulate", "replay", "render", "bench", "agents", "tournament", "play", "train"]
 
 
 class UsageError(ValueError):

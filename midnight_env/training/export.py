@@ -44,7 +44,8 @@ def sb3_weights(policy) -> tuple[dict[str, np.ndarray], str]:
     """Weights of a (Maskable)ActorCriticPolicy with an MLP extractor on flat observations."""
     ex = policy.mlp_extractor
     weights = {}
-    weights.update(linear_weights("shared", linears_of(getattr(ex, "shared_net", []) or [])))
+    shared = getattr(ex, "shared_net", None)  # SB3 >= 1.8 builds none: pi and vf are separate
+    weights.update(linear_weights("shared", linears_of(shared) if shared is not None else []))
     weights.update(linear_weights("policy", linears_of(ex.policy_net) + [policy.action_net]))
     weights.update(linear_weights("value", linears_of(ex.value_net) + [policy.value_net]))
     return weights, activation_of(ex)

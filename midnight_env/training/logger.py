@@ -78,7 +78,8 @@ def plot_learning_curve(metrics_csv: str | Path, png: str | Path, title: str = "
         for name in sorted(n for n in series if n.startswith("eval/points/")):
             s, v = series[name]
             ax.plot(s, v, ".--", lw=1, label=name.split("/", 2)[2])
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     ax.set_title("evaluation: mean spooky points (lower is better)")
     ax.set_xlabel("env steps")
     ax = axes[1]
@@ -88,7 +89,8 @@ def plot_learning_curve(metrics_csv: str | Path, png: str | Path, title: str = "
             ax.plot(s, v, lw=1, label=name)
     ax.set_title("training games")
     ax.set_xlabel("env steps")
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     ax = axes[2]
     for name in sorted(n for n in series if n.startswith("losses/")):
         s, v = series[name]
@@ -96,7 +98,8 @@ def plot_learning_curve(metrics_csv: str | Path, png: str | Path, title: str = "
             ax.plot(s, v, lw=1, label=name.split("/", 1)[1])
     ax.set_title("losses")
     ax.set_xlabel("env steps")
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

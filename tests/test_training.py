@@ -1,0 +1,269 @@
+"""Training entry points with tiny budgets, the ppo agent's model files, and the shipped models.
+
+Real training runs are not tests: every run here is a few hundred env steps, enough to check
+that losses are finite, no illegal action is ever chosen, and a seed decides a run exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import list_agents, make_agent
+from agents.ppo import MODELS_DIR, ModelError, PolicyModel, PPOAgent, masked_choice, save_model
+from midnight_env.engine import Engine
+from midnight_env.play import play_batch
+from midnight_env.training.logger import read_metrics
+
+ROOT = Path(__file__).resolve().parents[1]
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+sys.path.insert(0, str(ROOT / "experiments"))
+import ppo_native  # noqa: E402
+
+SHIPPED = ["ppo-midnight_party-4p", "ppo-hidden_castle-4p"]
+
+
+def losses_finite(run_dir: Path) -> dict:
+    series = read_metrics(run_dir / "metrics.csv")
+    losses = {k: v for k, (_, v) in series.items() if k.startswith("losses/")}
+    assert losses, "no loss was logged"
+    for name, values in losses.items():
+        assert all(math.isfinite(x) for x in values), f"{name} is not finite: {values}"
+    return series
+
+
+def model_weights(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    wa, wb = model_weights(a), model_weights(b)
+    return wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+
+
+def random_model(engine: Engine, tmp_path: Path, name: str = "m", seed: int = 0) -> Path:
+    from midnight_env.training.export import model_meta
+
+    from agents.ppo import engine_description
+
+    d, a = engine_description(engine)["observation_size"], engine.num_actions
+    rng = np.random.default_rng(seed)
+    weights = {"shared.0.weight": rng.normal(0, 0.1, (16, d)), "shared.0.bias": np.zeros(16),
+               "policy.0.weight": rng.normal(0, 1, (a, 16)), "policy.0.bias": np.zeros(a),
+               "value.0.weight": rng.normal(0, 1, (1, 16)), "value.0.bias": np.zeros(1)}
+    save_model(tmp_path / name, weights, model_meta(engine, "tanh", {"seed": seed}))
+    return tmp_path / name
+
+
+# -- native batched PPO --------------------------------------------------------------------------
+
+NATIVE_TINY = ["--total-timesteps", "512", "--num-envs", "16", "--num-steps", "16", "--hidden-sizes", "32",
+               "--self-play", "0.5", "--opponents", "self,runner", "--snapshot-every", "1", "--eval-every", "0",
+               "--eval-games", "8", "--eval-opponents", "runner", "--check-actions", "true", "--progress", "false"]
+
+
+@pytest.mark.slow
+def test_native_ppo_trains_legally_and_a_seed_decides_the_run(tmp_path):
+    runs = [ppo_native.main(NATIVE_TINY + ["--run-dir", str(tmp_path / k), "--seed", "3"]) for k in ("a", "b")]
+    for run in runs:
+        series = losses_finite(run["run_dir"])
+        assert series["charts/illegal_actions"][1] == [0.0] * len(series["charts/illegal_actions"][1])
+        assert run["steps"] == 512
+    a, b = (r["run_dir"] for r in runs)
+    assert same_weights(a / "model.npz", b / "model.npz")
+    assert runs[0]["eval"] == runs[1]["eval"]
+    other = ppo_native.main(NATIVE_TINY + ["--run-dir", str(tmp_path / "c"), "--seed", "4"])
+    assert not same_weights(a / "model.npz", other["run_dir"] / "model.npz")
+    for name in ("config.yaml", "metrics.csv", "learning_curve.png", "model.json"):
+        assert (a / name).is_file(), name
+    meta = json.loads((a / "model.json").read_text())
+    assert meta["training"]["seed"] == 3 and meta["training"]["env_steps"] == 512
+    assert meta["training"]["config"]["hidden_sizes"] == [32]
+
+
+def test_native_imitation_warm_start_learns_the_agents_choices(tmp_path):
+    run = ppo_native.main(["--variant", "hidden_castle", "--total-timesteps", "256", "--num-envs", "16",
+                           "--num-steps", "16", "--hidden-sizes", "64", "--imitate", "coward", "--imitate-games", "24",
+                           "--imitate-epochs", "6", "--learning-rate", "0.003", "--eval-games", "4", "--eval-opponents",
+                           "runner", "--progress", "false", "--run-dir", str(tmp_path)])
+    accuracy = read_metrics(run["run_dir"] / "metrics.csv")["imitation/accuracy"][1]
+    assert accuracy[-1] > accuracy[0] + 0.1  # coward's choices are learned (accuracy[0]: the untrained net)
+
+
+def test_chain_advantages_follow_each_seat_and_stop_at_the_game_end():
+    # two seats alternate; the game ends at step 3 and restarts
+    seats = np.array([[0], [1], [0], [1], [0], [1]])
+    rewards = np.zeros((6, 1, 2), np.float32)
+    rewards[1, 0, 0] = -1  # seat 1's move costs seat 0 a point: seat 0's decision at step 0 pays
+    rewards[3, 0, 0], rewards[3, 0, 1] = -5, -2  # the last step: both seats book
+    dones = np.zeros((6, 1), bool)
+    dones[3] = True
+    values = np.zeros((6, 1), np.float32)
+    adv, trainable = ppo_native.chain_advantages(values, rewards, dones, seats, np.ones((6, 1), bool), 1.0, 1.0)
+    assert adv[:, 0].tolist() == [-6, -2, -5, -2, 0, 0]
+    assert trainable[:, 0].tolist() == [True, True, True, True, False, False]  # the new game's outcome is unknown
+
+
+def test_native_args_from_yaml_with_flags_winning(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("num_envs: 8\nhidden_sizes: [16, 8]\nopponents: [expert]\nlearning_rate: 0.01\n")
+    args = ppo_native.parse_args(ppo_native.Args, ["--config", str(cfg), "--learning-rate", "0.5"])
+    assert (args.num_envs, args.hidden_sizes, args.opponents, args.learning_rate) == (8, [16, 8], ["expert"], 0.5)
+    cfg.write_text("num_envz: 8\n")
+    with pytest.raises(ValueError, match="num_envz"):
+        ppo_native.parse_args(ppo_native.Args, ["--config", str(cfg)])
+    with pytest.raises(ValueError, match="num_envs='many'"):
+        ppo_native.parse_args(ppo_native.Args, ["--num-envs", "many"])
+
+
+# -- MaskablePPO (sb3-contrib) and `midnight train` ------------------------------------------------
+
+SB3_TINY = {"total_timesteps": 256, "num_envs": 8, "n_steps": 16, "batch_size": 64, "n_epochs": 2,
+            "net_arch": [32], "opponents": ["self", "runner"], "snapshot_every": 64, "eval_every": 128,
+            "eval_games": 8, "eval_opponents": ["runner"], "checkpoint_every": 128, "progress": False}
+
+
+@pytest.mark.slow
+def test_sb3_maskable_ppo_trains_legally_and_a_seed_decides_the_run(tmp_path):
+    from midnight_env.training.sb3 import load_config, train
+
+    runs = [train(load_config(None, {**SB3_TINY, "seed": 5, "run_dir": str(tmp_path / k)})) for k in ("a", "b")]
+    for run in runs:
+        losses_finite(run["run_dir"])
+        assert run["steps"] == 256
+        assert sorted(p.name for p in (run["run_dir"] / "checkpoints").glob("*.npz")) == ["step128.npz",
+                                                                                         "step256.npz"]
+    a, b = (r["run_dir"] for r in runs)
+    assert same_weights(a / "model.npz", b / "model.npz")
+    assert runs[0]["eval"] == runs[1]["eval"]
+    # the masked policy never picks an illegal action: play it with the engine checking every action
+    engine = Engine("midnight_party", 4)
+    agent = make_agent(f"ppo:path={a / 'model.npz'},sample=true")
+    play_batch(engine, [agent], np.zeros((16, 4), int), range(16))
+
+
+@pytest.mark.slow
+def test_midnight_train_command_runs_a_config(tmp_path, capsys):
+    from midnight_env.cli import main
+
+    overrides = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in SB3_TINY.items()]
+    argv = ["train", "--config", str(ROOT / "configs" / "sb3-hidden_castle-4p.yaml"), "--run-dir", str(tmp_path),
+            "--seed", "2"]
+    for o in overrides:
+        argv += ["--override", o]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    run_dir = tmp_path / "sb3-hidden_castle-4p-s2"
+    assert str(run_dir) in out and "win rate" in out
+    losses_finite(run_dir)
+    meta = json.loads((run_dir / "model.json").read_text())
+    assert meta["variant"] == "hidden_castle" and meta["training"]["config"]["seed"] == 2
+    assert main(["train", "--config", str(tmp_path / "nowhere.yaml")]) == 2
+    assert "nowhere.yaml does not exist" in capsys.readouterr().err
+    assert main(["train", "--override", "reward=speed", "--run-dir", str(tmp_path)]) == 2
+    assert "reward='speed' is not allowed" in capsys.readouterr().err
+
+
+# -- the ppo agent and its model files ----------------------------------------------------------------
+
+
+def test_ppo_agent_plays_legal_moves_batched_and_greedy_is_its_best_choice(tmp_path):
+    engine = Engine("midnight_party", 4)
+    path = random_model(engine, tmp_path)
+    agent = make_agent(f"ppo:path={path}.npz")
+    assert isinstance(agent, PPOAgent) and PPOAgent(path).name == "m"
+    res = play_batch(engine, [agent, make_agent("runner")], np.tile([0, 1, 0, 1], (24, 1)), range(24))
+    assert (res.decisions > 0).all()  # the engine checks every action: all were legal
+    from agents import Decisions
+    from midnight_env.engine import agent_streams
+
+    state = engine.new_games(range(8))
+    games = np.arange(8)
+    d = Decisions(engine, state, games, agent_streams(range(8)))
+    logits = agent.model.logits(d.observations())
+    best = np.where(d.legal == 1, logits, -np.inf).argmax(1)
+    assert agent.act(d).tolist() == best.tolist()
+
+
+def test_masked_choice_samples_only_legal_actions_by_their_probabilities():
+    logits = np.array([[0.0, np.log(3.0), 5.0, 0.0]] * 20000, np.float32)
+    legal = np.array([[1, 1, 0, 0]] * 20000, np.int8)
+    u = np.random.default_rng(0).random(20000)
+    picks = masked_choice(logits, legal, u)
+    assert set(picks.tolist()) == {0, 1}
+    assert abs((picks == 1).mean() - 0.75) < 0.02
+    assert masked_choice(logits[:1], legal[:1]).tolist() == [1]
+    edge = masked_choice(logits[:1], legal[:1], np.array([1.0 - 1e-16]))  # never past the last legal action
+    assert edge.tolist() == [1]
+
+
+def test_a_missing_model_file_is_refused_by_name(tmp_path):
+    with pytest.raises(ModelError, match=r"nothere\.json does not exist|nothere\.npz does not exist"):
+        make_agent(f"ppo:path={tmp_path / 'nothere.npz'}")
+    engine = Engine("midnight_party", 4)
+    path = random_model(engine, tmp_path)
+    Path(f"{path}.npz").unlink()
+    with pytest.raises(ModelError, match=r"m\.npz does not exist"):
+        PolicyModel.load(path)
+    with pytest.raises(ModelError, match="needs its model file"):
+        make_agent("ppo")
+
+
+@pytest.mark.parametrize("variant, players, field", [("hidden_castle", 4, "variant 'midnight_party'"),
+                                                     ("midnight_party", 3, "num_players 4")])
+def test_a_model_for_another_game_is_refused_naming_file_and_mismatch(tmp_path, variant, players, field):
+    path = random_model(Engine("midnight_party", 4), tmp_path)
+    agent = make_agent(f"ppo:path={path}")
+    other = Engine(variant, players)
+    with pytest.raises(ModelError, match="does not fit this game") as err:
+        play_batch(other, [agent], np.zeros((2, players), int), range(2))
+    assert str(path) + ".npz" in str(err.value) and field in str(err.value)
+
+
+def test_a_model_of_another_observation_layout_is_refused(tmp_path):
+    engine = Engine("midnight_party", 4)
+    path = random_model(engine, tmp_path)
+    js = Path(f"{path}.json")
+    meta = json.loads(js.read_text())
+    meta["observation_layout"] = "0123456789ab"  # saved by an older observation encoding
+    js.write_text(json.dumps(meta))
+    agent = make_agent(f"ppo:path={path}")
+    with pytest.raises(ModelError, match="observation_layout '0123456789ab'"):
+        play_batch(engine, [agent], np.zeros((2, 4), int), range(2))
+    meta["observation_size"] = 17
+    js.write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="reads 253 inputs .* metadata says 17"):
+        make_agent(f"ppo:path={path}")
+    js.write_text("{not json")
+    with pytest.raises(ModelError, match="is not readable JSON"):
+        make_agent(f"ppo:path={path}")
+
+
+# -- the shipped models --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_model_is_listed_small_documented_and_plays_legal_moves(name):
+    assert name in dict(list_agents())
+    npz, js = MODELS_DIR / f"{name}.npz", MODELS_DIR / f"{name}.json"
+    assert npz.stat().st_size < 5_000_000
+    meta = json.loads(js.read_text())
+    training = meta["training"]
+    for key in ("command", "config", "seed", "training_time_s", "env_steps"):
+        assert training.get(key) not in (None, ""), key
+    assert training["config"]["seed"] == training["seed"]
+    variant = meta["variant"]
+    assert name == f"ppo-{variant}-{meta['num_players']}p"
+    engine = Engine(variant, meta["num_players"])
+    agent = make_agent(name)
+    res = play_batch(engine, [agent, make_agent("random")], np.tile([0, 1, 1, 0], (32, 1)), range(32))
+    assert (res.decisions > 0).all() and not res.truncated.any()
+    with pytest.raises(ModelError, match="does not fit this game"):
+        play_batch(Engine(variant, 3), [agent], np.zeros((1, 3), int), [0])
