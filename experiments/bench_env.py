@@ -1,6 +1,6 @@
 """Environment throughput: the PettingZoo env and VectorEnv, random legal play, observations built.
 
-    PYTHONPATH=. python experiments/bench_env.py                 # full run (about 2 minutes)
+    PYTHONPATH=. python experiments/bench_env.py                 # full run (about 5 minutes)
     PYTHONPATH=. python experiments/bench_env.py --quick         # smoke test (seconds)
 
 1. ``env()`` (with its order and bounds checks) in one process: every decision calls ``last()``
@@ -11,7 +11,10 @@
    the bare engine (``Engine.step``, no observation) for reference.
 
 Every figure is the median of ``--repeats`` timed runs after a warm-up (numba compilation is
-excluded). Writes the table to stdout and the plot to ``docs/bench_vector.png``.
+excluded). Beside wall-clock rates the script prints rates per CPU-second of this process (all
+its threads): on a shared, loaded machine they show what an idle one would do (for one thread,
+wall = CPU time when nothing else runs). Writes the tables to stdout and the plot to
+``docs/bench_vector.png``.
 """
 
 from __future__ import annotations
@@ -41,9 +44,9 @@ class Args:
     """tiny budgets: checks that the script runs"""
     seconds: float = 2.0
     """length of one timed run of the single env"""
-    repeats: int = 5
+    repeats: int = 3
     """timed runs per figure; the median is reported"""
-    decisions: int = 2_000_000
+    decisions: int = 500_000
     """decisions per timed VectorEnv run (at least 20 steps)"""
     plot: str = str(ROOT / "docs" / "bench_vector.png")
     """where the throughput plot is written ('' for none)"""
@@ -66,12 +69,14 @@ def machine_description() -> str:
 # -- the PettingZoo env ----------------------------------------------------------------------------
 
 
-def env_steps_per_second(make, seconds: float, seed: int) -> float:
-    """Decisions/s of one env: last() then step(random legal action), games restarted, for ``seconds``."""
+def env_steps_per_second(make, seconds: float, seed: int) -> tuple[float, float]:
+    """(per wall second, per CPU second) decisions of one env: last() then step(random legal
+    action), games restarted, for ``seconds``."""
     env = make()
     pick = random.Random(seed).random
     steps = 0
     game = seed * 1_000_000
+    cpu = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
@@ -85,19 +90,21 @@ def env_steps_per_second(make, seconds: float, seed: int) -> float:
             legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[int(pick() * len(legal))]))
             steps += 1
-    return steps / (time.perf_counter() - start)
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
 
 
-def bench_single(args: Args) -> list[tuple[str, str, float]]:
+def bench_single(args: Args) -> list[tuple[str, str, float, float]]:
     rows = []
+    print(f"{'variant':<16}{'env':<11}{'steps/s':>10}{'per CPU-s':>11}   runs (steps/s)")
     for variant in ("midnight_party", "hidden_castle"):
         for name, make in (("env()", lambda: midnight_env.env(variant, 4)),
                            ("raw_env()", lambda: midnight_env.raw_env(variant, 4))):
             env_steps_per_second(make, 0.3, seed=99)  # compile and warm up
-            rates = [env_steps_per_second(make, args.seconds, seed=r) for r in range(args.repeats)]
-            rate = statistics.median(rates)
-            rows.append((variant, name, rate))
-            print(f"{variant:<16}{name:<11}{rate:>12,.0f} steps/s   (runs: {', '.join(f'{r:,.0f}' for r in rates)})",
+            runs = [env_steps_per_second(make, args.seconds, seed=r) for r in range(args.repeats)]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rows.append((variant, name, wall, cpu))
+            print(f"{variant:<16}{name:<11}{wall:>10,.0f}{cpu:>11,.0f}   {', '.join(f'{r[0]:,.0f}' for r in runs)}",
                   flush=True)
     return rows
 
@@ -105,17 +112,20 @@ def bench_single(args: Args) -> list[tuple[str, str, float]]:
 # -- VectorEnv ------------------------------------------------------------------------------------------
 
 
-def vector_decisions_per_second(venv: VectorEnv, decisions: int, rng: np.ndarray, actions: np.ndarray) -> float:
+def vector_decisions_per_second(venv: VectorEnv, decisions: int, rng: np.ndarray,
+                                actions: np.ndarray) -> tuple[float, float]:
     obs, _ = venv.reset()
     steps = max(20, decisions // venv.num_envs)
+    cpu = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
         random_legal_actions(obs["action_mask"], rng, actions)
         obs, rewards, terminations, truncations, info = venv.step(actions)
-    return steps * venv.num_envs / (time.perf_counter() - start)
+    made = steps * venv.num_envs
+    return made / (time.perf_counter() - start), made / (time.process_time() - cpu)
 
 
-def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed: int) -> float:
+def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed: int) -> tuple[float, float]:
     """The bare engine for reference: random legal play, no observation, finished games restarted."""
     seeds = np.arange(batch) + seed
     state = engine.new_games(seeds)
@@ -123,6 +133,7 @@ def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed
     actions = np.empty(batch, np.int64)
     next_seed = seed + batch
     steps = max(20, decisions // batch)
+    cpu = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
         random_legal_actions(state.legal, rng, actions)
@@ -132,12 +143,14 @@ def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed
             idx = np.flatnonzero(done)
             state.put(idx, engine.new_games(np.arange(next_seed, next_seed + len(idx))))
             next_seed += len(idx)
-    return steps * batch / (time.perf_counter() - start)
+    made = steps * batch
+    return made / (time.perf_counter() - start), made / (time.process_time() - cpu)
 
 
-def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, float]]:
+def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, float, float, float]]:
     rows = []
-    print(f"\n{'variant':<16}{'batch':>7}{'VectorEnv decisions/s':>24}{'engine only':>16}{'obs+mask share':>16}")
+    print(f"\n{'variant':<16}{'batch':>7}{'VectorEnv dec/s':>17}{'per CPU-s':>12}{'engine dec/s':>15}"
+          f"{'per CPU-s':>12}{'obs+mask share':>16}")
     for variant in ("midnight_party", "hidden_castle"):
         engine = Engine(variant, 4)
         for batch in batches:
@@ -147,16 +160,18 @@ def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, 
             vector_decisions_per_second(venv, 20 * batch, rng, actions)  # compile and warm up
             engine_decisions_per_second(engine, batch, 20 * batch, seed=0)
             budget = min(args.decisions, max(20 * batch, args.decisions // 4 if batch < 64 else args.decisions))
-            vec = statistics.median(vector_decisions_per_second(venv, budget, rng, actions)
-                                    for _ in range(args.repeats))
-            eng = statistics.median(engine_decisions_per_second(engine, batch, budget, seed=r * 1_000_003)
-                                    for r in range(args.repeats))
-            rows.append((variant, batch, vec, eng))
-            print(f"{variant:<16}{batch:>7}{vec:>24,.0f}{eng:>16,.0f}{1 - vec / eng:>15.0%}", flush=True)
+            vec_runs = [vector_decisions_per_second(venv, budget, rng, actions) for _ in range(args.repeats)]
+            eng_runs = [engine_decisions_per_second(engine, batch, budget, seed=r * 1_000_003)
+                        for r in range(args.repeats)]
+            vec, vec_cpu = (statistics.median(r[k] for r in vec_runs) for k in (0, 1))
+            eng, eng_cpu = (statistics.median(r[k] for r in eng_runs) for k in (0, 1))
+            rows.append((variant, batch, vec, eng, vec_cpu, eng_cpu))
+            print(f"{variant:<16}{batch:>7}{vec:>17,.0f}{vec_cpu:>12,.0f}{eng:>15,.0f}{eng_cpu:>12,.0f}"
+                  f"{1 - vec_cpu / eng_cpu:>15.0%}", flush=True)
     return rows
 
 
-def plot(rows: list[tuple[str, int, float, float]], path: str, machine: str) -> None:
+def plot(rows: list[tuple[str, int, float, float, float, float]], path: str, machine: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,6 +208,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=Args.decisions)
     parser.add_argument("--plot", default=Args.plot)
     parser.add_argument("--batches", default="1,4,16,64,256,1024,4096,16384")
+    parser.add_argument("--only", choices=("single", "vector"), help="run one of the two parts")
     ns = parser.parse_args()
     args = Args(quick=ns.quick, seconds=ns.seconds, repeats=ns.repeats, decisions=ns.decisions, plot=ns.plot)
     batches = [int(b) for b in ns.batches.split(",")]
@@ -201,10 +217,12 @@ def main() -> None:
         batches = [b for b in batches if b <= 256]
     machine = machine_description()
     print(f"machine: {machine}\n")
-    bench_single(args)
-    rows = bench_vector(args, batches)
-    if args.plot:
-        plot(rows, args.plot, machine)
+    if ns.only != "vector":
+        bench_single(args)
+    if ns.only != "single":
+        rows = bench_vector(args, batches)
+        if args.plot:
+            plot(rows, args.plot, machine)
     print(f"\nmachine at the end: {machine_description()}")
 
 

@@ -25,7 +25,7 @@ for the name of every index)::
     to_move     N               one-hot: relative player who decides now (0 once the game is over)
     seat        N               one-hot: the observer's own seat number (seat 0 places first)
 
-Sizes: ``midnight_party`` with 4 players D = 253, ``hidden_castle`` with 4 players D = 246.
+Sizes: ``midnight_party`` with 4 players D = 253, ``hidden_castle`` with 4 players D = 248.
 """
 
 from __future__ import annotations
