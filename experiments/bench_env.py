@@ -8,7 +8,9 @@
    action. Steps/s counts decisions (the final ``step(None)`` of each agent is not counted).
 2. ``VectorEnv`` against the batch size: decisions/s of ``step()`` with observation and mask
    (copied, ``copy=True``) and checked actions, random legal actions drawn in numba; next to it
-   the bare engine (``Engine.step``, no observation) for reference.
+   the bare engine (``Engine.step``, no observation) for reference. Before timing, the games of a
+   batch start at staggered steps, so that the timed steps see every phase of a game (placements
+   are much cheaper than moves) as a long training run does.
 
 Every figure is the median of ``--repeats`` timed runs after a warm-up (numba compilation is
 excluded). Beside wall-clock rates the script prints rates per CPU-second of this process (all
@@ -46,8 +48,8 @@ class Args:
     """length of one timed run of the single env"""
     repeats: int = 3
     """timed runs per figure; the median is reported"""
-    decisions: int = 500_000
-    """decisions per timed VectorEnv run (at least 20 steps)"""
+    decisions: int = 400_000
+    """decisions per timed run of VectorEnv or the engine (at least 20 steps)"""
     plot: str = str(ROOT / "docs" / "bench_vector.png")
     """where the throughput plot is written ('' for none)"""
 
@@ -112,39 +114,58 @@ def bench_single(args: Args) -> list[tuple[str, str, float, float]]:
 # -- VectorEnv ------------------------------------------------------------------------------------------
 
 
-def vector_decisions_per_second(venv: VectorEnv, decisions: int, rng: np.ndarray,
-                                actions: np.ndarray) -> tuple[float, float]:
-    obs, _ = venv.reset()
-    steps = max(20, decisions // venv.num_envs)
+STAGGER = 120  # warm-up steps; game i joins at a random one of them, so phases are mixed when timing starts
+
+
+def staggered_start(step, batch: int, legal_of, rng: np.ndarray, actions: np.ndarray, seed: int):
+    """Play ``STAGGER`` steps in which game i waits (action -1) until its random start step:
+    afterwards the batch holds games in every phase, as in a long run, not all at placement."""
+    delay = np.random.default_rng(seed).integers(0, STAGGER, batch)
+    result = None
+    for k in range(STAGGER):
+        random_legal_actions(legal_of(result), rng, actions)
+        actions[delay > k] = -1
+        result = step(actions)
+    return result
+
+
+def vector_decisions_per_second(venv: VectorEnv, steps: int, rng: np.ndarray, actions: np.ndarray,
+                                obs: dict) -> tuple[float, float, dict]:
     cpu = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
         random_legal_actions(obs["action_mask"], rng, actions)
         obs, rewards, terminations, truncations, info = venv.step(actions)
     made = steps * venv.num_envs
-    return made / (time.perf_counter() - start), made / (time.process_time() - cpu)
+    return made / (time.perf_counter() - start), made / (time.process_time() - cpu), obs
 
 
-def engine_decisions_per_second(engine: Engine, batch: int, decisions: int, seed: int) -> tuple[float, float]:
+class EngineLoop:
     """The bare engine for reference: random legal play, no observation, finished games restarted."""
-    seeds = np.arange(batch) + seed
-    state = engine.new_games(seeds)
-    rng = agent_streams(seeds)
-    actions = np.empty(batch, np.int64)
-    next_seed = seed + batch
-    steps = max(20, decisions // batch)
-    cpu = time.process_time()
-    start = time.perf_counter()
-    for _ in range(steps):
-        random_legal_actions(state.legal, rng, actions)
+
+    def __init__(self, engine: Engine, batch: int, seed: int):
+        self.engine, self.batch = engine, batch
+        seeds = np.arange(batch) + seed
+        self.state = engine.new_games(seeds)
+        self.next_seed = seed + batch
+
+    def step(self, actions: np.ndarray) -> None:
+        engine, state = self.engine, self.state
         engine.step(state, actions, check=False)
         done = state.phase == OVER
         if done.any():
             idx = np.flatnonzero(done)
-            state.put(idx, engine.new_games(np.arange(next_seed, next_seed + len(idx))))
-            next_seed += len(idx)
-    made = steps * batch
-    return made / (time.perf_counter() - start), made / (time.process_time() - cpu)
+            state.put(idx, engine.new_games(np.arange(self.next_seed, self.next_seed + len(idx))))
+            self.next_seed += len(idx)
+
+    def rate(self, steps: int, rng: np.ndarray, actions: np.ndarray) -> tuple[float, float]:
+        cpu = time.process_time()
+        start = time.perf_counter()
+        for _ in range(steps):
+            random_legal_actions(self.state.legal, rng, actions)
+            self.step(actions)
+        made = steps * self.batch
+        return made / (time.perf_counter() - start), made / (time.process_time() - cpu)
 
 
 def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, float, float, float]]:
@@ -153,16 +174,24 @@ def bench_vector(args: Args, batches: list[int]) -> list[tuple[str, int, float, 
           f"{'per CPU-s':>12}{'obs+mask share':>16}")
     for variant in ("midnight_party", "hidden_castle"):
         engine = Engine(variant, 4)
+        warm = VectorEnv(2, variant, 4, seed=0)  # load every kernel (game ends included) before timing
+        obs, _ = warm.reset()
+        vector_decisions_per_second(warm, 400, agent_streams([0, 1]), np.empty(2, np.int64), obs)
         for batch in batches:
-            venv = VectorEnv(batch, variant, 4, seed=0)
+            steps = max(20, args.decisions // batch)
             rng = agent_streams(np.arange(batch))
             actions = np.empty(batch, np.int64)
-            vector_decisions_per_second(venv, 20 * batch, rng, actions)  # compile and warm up
-            engine_decisions_per_second(engine, batch, 20 * batch, seed=0)
-            budget = min(args.decisions, max(20 * batch, args.decisions // 4 if batch < 64 else args.decisions))
-            vec_runs = [vector_decisions_per_second(venv, budget, rng, actions) for _ in range(args.repeats)]
-            eng_runs = [engine_decisions_per_second(engine, batch, budget, seed=r * 1_000_003)
-                        for r in range(args.repeats)]
+            venv = VectorEnv(batch, variant, 4, seed=0)
+            obs, _ = venv.reset()
+            obs = staggered_start(lambda a: venv.step(a)[0], batch, lambda r: (obs if r is None else r)["action_mask"],
+                                  rng, actions, seed=batch)
+            vec_runs = []
+            for _ in range(args.repeats):
+                wall, cpu, obs = vector_decisions_per_second(venv, steps, rng, actions, obs)
+                vec_runs.append((wall, cpu))
+            loop = EngineLoop(engine, batch, seed=0)
+            staggered_start(loop.step, batch, lambda _: loop.state.legal, rng, actions, seed=batch)
+            eng_runs = [loop.rate(steps, rng, actions) for _ in range(args.repeats)]
             vec, vec_cpu = (statistics.median(r[k] for r in vec_runs) for k in (0, 1))
             eng, eng_cpu = (statistics.median(r[k] for r in eng_runs) for k in (0, 1))
             rows.append((variant, batch, vec, eng, vec_cpu, eng_cpu))
