@@ -25,6 +25,7 @@ A position's value for player ``p`` is the mean of the other players' expected p
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -73,7 +74,14 @@ class Weights:
     end_rolls: float = 2.0  # hidden_castle: rolls per point the worst player lacks to 46 (game end)
 
     def array(self) -> np.ndarray:
-        return np.array(astuple(self), dtype=np.float64)
+        return _weights_array(self)
+
+
+@lru_cache(maxsize=64)
+def _weights_array(weights: Weights) -> np.ndarray:
+    out = np.array(astuple(weights), dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 DEFAULT_WEIGHTS = Weights()

@@ -1,20 +1,25 @@
 """Expectimax search with explicit chance nodes over the die, batched over games.
 
-The tree of each deciding game alternates:
+The tree of a deciding game alternates:
 
-- **decision nodes** of the searching player: one child per legal move (max);
-- **chance nodes**: a position where someone is to roll; one child per die face 1, 2, 4, 5
-  (1/6 each) and Hugo (1/3), taken from ``Engine.chance_outcomes`` and applied with
-  ``Engine.apply_roll`` on copies of the position (expectation);
-- the other players' decisions, and every placement between classic rounds, are made by the
-  ``expert`` policy (an opponent model: the tree does not branch on them).
+- **its own decisions** (max): one child per legal move;
+- **chance nodes**: someone is to roll; one child per die face, applied with
+  ``Engine.apply_roll`` to copies of the position. The searching player's own rolls branch on
+  all five outcomes with their real odds (1, 2, 4, 5: 1/6 each, Hugo: 1/3, from
+  ``Engine.chance_outcomes``). The other players' rolls branch on Hugo (1/3) and on ``k`` of the
+  four numbers (2/3 shared among them): all four (exact) when the budget allows, otherwise
+  ``k`` drawn per node with common random numbers, so that every move of the root is judged
+  against the same dice (``k = 0`` when even that does not fit: one face drawn per roll);
+- the other players' decisions are the ``expert``'s (an opponent model: the tree does not
+  branch on them); a classic round end, where guests are placed again, ends a branch.
 
-Chance nodes are expanded most probable first until the game's **budget** of positions (copies of
-the engine state) is spent or ``depth`` rolls are reached; every chance node left unexpanded is
-valued by the expert's evaluation (``agents.evaluation``), from the searching player's point of
-view. All games of a batch are searched together, level by level, with one engine call per
-level: the engine's batched kernels do the work, and each game's tree depends on its own
-position only (a game plays the same whatever batch it is in). Placements are the expert's.
+Every leaf is a position where the searching player is about to roll (after ``turns`` of its
+own turns), a round end or a finished game, valued by the expert's evaluation (``agents.evaluation``) from
+its point of view: leaves of one phase keep the comparison between moves fair, which mixing
+depths would not (the evaluation is only roughly consistent from one roll to the next). The
+budget (positions per decision) picks the largest ``k`` whose tree fits. All games of a batch
+are searched together, level by level, with one engine call per level; a game's tree depends
+on its own position and random draw only, so it plays the same whatever batch it is in.
 """
 
 from __future__ import annotations
@@ -26,27 +31,7 @@ from agents.base import Agent, Decisions
 from agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate
 from agents.expert import greedy_choices
 from midnight_env.engine import Engine
-from midnight_env.state import MOVE, PLACE, ROLL, GameState
-
-# expected new positions when a chance node is expanded: five faces, and when the searching
-# player is the roller, about four moves for each of its four numbers
-_COST_OTHER, _COST_OWN = 5, 5 + 16
-
-
-def settle(engine: Engine, state: GameState, weights: Weights) -> None:
-    """Let the expert place every guest due to be placed (classic round ends), in place."""
-    placing = np.flatnonzero(state.phase == PLACE)
-    if len(placing) == 0:
-        return
-    sub = state.take(placing)  # only these games: the engine refreshes every game it is given
-    while True:
-        due = np.flatnonzero(sub.phase == PLACE)
-        if len(due) == 0:
-            break
-        actions = np.full(sub.batch_size, -1, np.int64)
-        actions[due] = greedy_choices(engine, sub, due, np.zeros(len(due)), weights)
-        engine.apply_action(sub, actions, check=False)
-    state.put(placing, sub)
+from midnight_env.state import HUGO, MOVE, PLACE, ROLL, GameState
 
 
 def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: Weights) -> None:
@@ -54,21 +39,21 @@ def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: We
     sub = state.take(games)
     actions = greedy_choices(engine, sub, np.arange(len(games)), np.zeros(len(games)), weights)
     engine.apply_action(sub, actions, check=False)
-    settle(engine, sub, weights)
     state.put(games, sub)
 
 
 class SearchAgent(Agent):
     name = "search"
-    description = ("expectimax over the die: chance nodes for 1, 2, 4, 5 and Hugo with their real odds, "
-                   "its own moves maximised, the other players modelled by the expert, leaves valued by "
-                   "the expert's evaluation; budget = positions per decision (search:budget=N,depth=D)")
+    description = ("expectimax over the die until its own next roll: its moves maximised, chance nodes with "
+                   "the die's real odds (own rolls: all five outcomes; others' rolls: Hugo and as many of the "
+                   "numbers as the budget allows, common random numbers), the others modelled by the expert, "
+                   "leaves valued by the expert's evaluation (search:budget=N positions,turns=T)")
 
-    def __init__(self, budget: int = 200, depth: int = 6, **weights):
-        if budget < 1 or depth < 1:
-            raise ValueError(f"search needs budget >= 1 and depth >= 1, got budget={budget}, depth={depth}")
+    def __init__(self, budget: int = 300, turns: int = 1, **weights):
+        if budget < 1 or turns < 1:
+            raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
         self.budget = int(budget)
-        self.depth = int(depth)
+        self.turns = int(turns)
         self.weights = Weights(**weights) if weights else DEFAULT_WEIGHTS
 
     def act(self, decisions: Decisions) -> np.ndarray:
@@ -86,95 +71,126 @@ class SearchAgent(Agent):
             out[moving] = self.search(engine, state, games[moving], draws[moving])
         return out
 
+    def numbers_per_roll(self, children: np.ndarray, num_players: int) -> np.ndarray:
+        """k per game: the most numbers per other player's roll whose tree fits the budget (0: not
+        even Hugo and one number fit, so each of the others' rolls is one face drawn with the die's
+        odds, the same for every root move)."""
+        k = np.zeros(len(children), np.int64)
+        for cand in (1, 2, 3, 4):
+            size = children * (1 + cand) ** max(num_players - 1, 0) * (5 * 6) ** (self.turns - 1)
+            k = np.where(size <= self.budget, cand, k)
+        return k
+
     # ------------------------------------------------------------------------------------------
-    def search(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    def search(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray,
+               values_out: list | None = None) -> np.ndarray:
         """Best move of each of ``state``'s games ``games`` (all at MOVE)."""
         n = len(games)
         me = state.player[games].astype(np.int64)
         root = expand(engine, state, games)
-        settle(engine, root.state, self.weights)
-        faces = np.array([f for f, _ in engine.chance_outcomes()], np.int64)
-        probs = np.array([p for _, p in engine.chance_outcomes()])
-        nf = len(faces)
+        k = self.numbers_per_roll(np.diff(root.start), engine.num_players)
+        crn = (draws * (1 << 40)).astype(np.int64)  # per-game seed of the sampled numbers
 
-        # chance nodes level by level: positions, owning game, reach probability, parent
-        # max node (level 0: the root's children, parent = game)
-        levels_state = [root.state]
-        levels_game = [root.parent]
-        levels_prob = [np.ones(len(root.parent))]
-        levels_parent = [root.parent]
-        expanded: list[np.ndarray] = []  # per level: indices of expanded chance nodes
-        left = self.budget - np.bincount(root.parent, minlength=n)
-        for _ in range(self.depth):
-            st, g, pr = levels_state[-1], levels_game[-1], levels_prob[-1]
-            pick = self._select(st, g, pr, me, left)
-            expanded.append(pick)
+        # chance nodes level by level: positions, owning game, reach probability, own turns
+        # still to search, path code (the same for every root move: common random numbers)
+        st, g = root.state, root.parent
+        turns = np.full(len(g), self.turns, np.int64)
+        code = np.zeros(len(g), np.uint64)
+        levels = []  # per level: positions, game, parent max node, expanded nodes, and per max node
+        #              below them its face's probability and its chance node
+        parent_max = root.parent
+        # a cap on the levels: a classic round end can let the others roll more than once
+        max_level = self.turns * (2 * engine.num_players + 1)
+        level = -1
+        while True:
+            level += 1
+            roller_me = st.player == me[g]
+            open_ = (st.phase == ROLL) & ~(roller_me & (turns <= 1)) & (level < max_level)
+            pick = np.flatnonzero(open_)
+            levels.append([st, g, parent_max, pick, None, None])
             if len(pick) == 0:
                 break
-            # one max node per (expanded chance node, face)
-            rep = np.repeat(pick, nf)
-            child = st.take(rep)
-            engine.apply_roll(child, np.tile(faces, len(pick)))
-            settle(engine, child, self.weights)
-            m_game = g[rep]
-            m_prob = pr[rep] * np.tile(probs, len(pick))
+            mine = roller_me[pick]
+            # faces of every expanded node: own rolls all five, others Hugo + k sampled numbers
+            nfaces = np.where(mine, 5, 1 + k[g[pick]])
+            node = np.repeat(pick, nfaces)
+            slot = np.arange(len(node)) - np.repeat(np.cumsum(nfaces) - nfaces, nfaces)
+            face, prob = _faces(slot, mine[np.repeat(np.arange(len(pick)), nfaces)], k[g[node]],
+                                _mix(crn[g[node]], level, code[node]))
+            child = st.take(node)
+            engine.apply_roll(child, face)
+            m_game = g[node]
+            m_turns = turns[node] - np.repeat(mine, nfaces)  # an own roll uses up a turn
+            m_code = code[node] * np.uint64(1_000_003) + (slot + 1).astype(np.uint64)  # wraps: a hash
+            levels[-1][4] = prob
             own = (child.phase == MOVE) & (child.player == me[m_game])
             other = np.flatnonzero((child.phase == MOVE) & ~own)
-            if len(other):  # the opponents' moves: the expert's choice, no branching
+            if len(other):  # the others' moves: the expert's choice, no branching
                 play_expert(engine, child, other, self.weights)
-            single = np.flatnonzero(~own)  # max nodes with one chance child: the position itself
-            mine = np.flatnonzero(own)
+            single = np.flatnonzero(~own)  # one chance child: the position itself
+            mine_max = np.flatnonzero(own)
             parts_state, parts_parent = [child.take(single)], [single]
-            if len(mine):
-                kids = expand(engine, child, mine)
-                settle(engine, kids.state, self.weights)
+            if len(mine_max):
+                kids = expand(engine, child, mine_max)
                 parts_state.append(kids.state)
-                parts_parent.append(mine[kids.parent])
-            new_state = GameState.concatenate(parts_state)
-            new_parent = np.concatenate(parts_parent)
-            new_game = m_game[new_parent]
-            levels_state.append(new_state)
-            levels_game.append(new_game)
-            levels_prob.append(m_prob[new_parent])
-            levels_parent.append(new_parent)
-            left -= np.bincount(new_game, minlength=n)
-        while len(expanded) < len(levels_state):
-            expanded.append(np.zeros(0, np.int64))
+                parts_parent.append(mine_max[kids.parent])
+            parent_max = np.concatenate(parts_parent)
+            levels[-1][5] = node
+            st = GameState.concatenate(parts_state)
+            g = m_game[parent_max]
+            turns = m_turns[parent_max]
+            code = m_code[parent_max]
 
-        # back up: unexpanded chance nodes by the evaluation, expanded ones by expectation over
-        # the faces of the best (own move) or only (everything else) child
-        below = None  # values of the max nodes of the level below, (len(expanded) * nf,)
-        for level in range(len(levels_state) - 1, -1, -1):
-            st, g = levels_state[level], levels_game[level]
+        # back up: leaves by the evaluation, chance nodes by expectation over their faces' max
+        # nodes (the best own move, or the only child)
+        below = None
+        for level in range(len(levels) - 1, -1, -1):
+            st, g, parent_max, pick, prob, node = levels[level]
             values = np.empty(st.batch_size)
-            pick = expanded[level]
             leaf = np.ones(st.batch_size, bool)
             leaf[pick] = False
             if leaf.any():
-                leaf_idx = np.flatnonzero(leaf)
-                values[leaf_idx] = evaluate(engine, st.take(leaf_idx), me[g[leaf_idx]], self.weights)
+                idx = np.flatnonzero(leaf)
+                values[idx] = evaluate(engine, st.take(idx), me[g[idx]], self.weights)
             if len(pick):
-                values[pick] = (below.reshape(len(pick), nf) * probs).sum(axis=1)
+                values[pick] = np.bincount(node, weights=prob * below, minlength=st.batch_size)[pick]
             if level > 0:
-                parent = levels_parent[level]
-                below = np.full(len(expanded[level - 1]) * nf, -np.inf)
-                np.maximum.at(below, parent, values)
-            else:
-                best = pick_best(values, root.start, draws)
+                below = np.full(len(levels[level - 1][5]), -np.inf)
+                np.maximum.at(below, parent_max, values)
+        best = pick_best(values, root.start, draws)
+        if values_out is not None:
+            values_out.append(values)
         return root.action[best]
 
-    @staticmethod
-    def _select(st: GameState, game: np.ndarray, prob: np.ndarray, me: np.ndarray, left: np.ndarray) -> np.ndarray:
-        """Chance nodes to expand: per game, the most probable first while the budget lasts."""
-        open_ = np.flatnonzero(st.phase == ROLL)
-        if len(open_) == 0:
-            return open_
-        g = game[open_]
-        cost = np.where(st.player[open_] == me[g], _COST_OWN, _COST_OTHER)
-        order = np.lexsort((open_, -prob[open_], g))  # by game, most probable first, then position
-        g_sorted, cost_sorted = g[order], cost[order]
-        cum = np.cumsum(cost_sorted)
-        starts = np.searchsorted(g_sorted, g_sorted, side="left")
-        spent = cum - np.where(starts > 0, cum[starts - 1], 0)
-        take = spent <= left[g_sorted]
-        return np.sort(open_[order[take]])
+
+_OWN_FACES = np.array([1, 2, 4, 5, HUGO], np.int64)
+_OWN_PROBS = np.array([1 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 3])
+_NUMBERS = np.array([1, 2, 4, 5], np.int64)
+_DIE = np.array([1, 2, 4, 5, HUGO, HUGO], np.int64)
+
+
+def _mix(seed: np.ndarray, level: int, code: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (game seed, level, path) (splitmix64 finaliser)."""
+    with np.errstate(over="ignore"):  # wrapping multiplication is the point
+        z = (seed.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             + np.uint64(level) * np.uint64(0xBF58476D1CE4E5B9) + code.astype(np.uint64))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Face and probability of outcome ``slot`` of each chance node: own rolls all five outcomes;
+    the others' rolls Hugo (slot 0) then ``k`` of the numbers in an order drawn from ``h``."""
+    keys = _mix(h[:, None] + np.arange(4, dtype=np.uint64)[None, :], 0, np.zeros((len(h), 4), np.int64))
+    order = np.argsort(keys, axis=1)
+    sampled = _NUMBERS[order[np.arange(len(h)), np.clip(slot - 1, 0, 3)]]
+    other_face = np.where(slot == 0, HUGO, sampled)
+    other_prob = np.where(slot == 0, 1 / 3, (2 / 3) / np.maximum(k, 1))
+    # k = 0: one face drawn with the die's odds (Hugo 2 faces of 6), probability 1
+    drawn = _DIE[((h >> np.uint64(11)) % np.uint64(6)).astype(np.int64)]
+    other_face = np.where(k == 0, drawn, other_face)
+    other_prob = np.where(k == 0, 1.0, other_prob)
+    own_slot = np.clip(slot, 0, 4)
+    return (np.where(own, _OWN_FACES[own_slot], other_face),
+            np.where(own, _OWN_PROBS[own_slot], other_prob))

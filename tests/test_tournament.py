@@ -1,0 +1,267 @@
+"""Tournaments: the balanced schedule, SQLite results that survive kill -9, refusals of bad input
+and of databases that are not this tournament's, and the leaderboard files."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import AgentError
+from midnight_env import cli
+from midnight_env.records import replay_record
+from midnight_env.tournament import (Schedule, TournamentError, _clustered_mean, leaderboard,
+                                     make_tournament_config, run_tournament)
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["random", "runner", "coward"]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _count(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+
+# -- schedule -------------------------------------------------------------------------------------
+
+def test_schedule_is_balanced_over_a_cycle():
+    config = make_tournament_config("midnight_party", 3, ["random", "runner", "coward", "expert", "placer"], seed=4)
+    schedule = Schedule(config)
+    deals = len(list(combinations(range(5), 3)))  # one cycle: every set of 3 of the 5 agents once
+    lineups, seeds, deal = schedule.games(range(3 * deals))
+    seats = Counter((int(a), s) for row in lineups for s, a in enumerate(row))
+    assert set(seats.values()) == {deals * 3 // 5}  # every agent on every seat equally often
+    meetings = Counter(frozenset(p) for row in lineups for p in combinations(row.tolist(), 2))
+    assert len(meetings) == 10 and len(set(meetings.values())) == 1  # every pair equally often
+    for d in range(deals):  # the copies of a deal: same seed, seats rotated
+        rows, deal_seeds = lineups[3 * d: 3 * d + 3], seeds[3 * d: 3 * d + 3]
+        assert len(set(deal_seeds.tolist())) == 1
+        assert np.array_equal(rows[1], np.roll(rows[0], 1)) and np.array_equal(rows[2], np.roll(rows[0], 2))
+    assert len(set(seeds.tolist())) == deals
+
+
+def test_schedule_depends_on_config_and_index_only():
+    config = make_tournament_config("hidden_castle", 2, FAST, seed=1)
+    full = Schedule(config).games(range(40))
+    part = Schedule(config).games([37, 3, 20])
+    for a, b in zip(full, part):
+        assert np.array_equal(a[[37, 3, 20]], b)
+    other = Schedule(make_tournament_config("hidden_castle", 2, FAST, seed=2)).games(range(40))
+    assert not np.array_equal(full[1], other[1])
+
+
+def test_identical_dice_in_the_copies_of_a_deal():
+    from midnight_env.play import play_batch
+    from agents import make_agent
+
+    config = make_tournament_config("midnight_party", 2, ["random", "coward"], seed=3)
+    lineups, seeds, _ = Schedule(config).games(range(2))
+    engine = config.engine()
+    res = play_batch(engine, [make_agent("random"), make_agent("coward")], lineups, seeds, record=True)
+    faces = [[ev["face"] for ev in rec["events"] if ev["e"] == "roll"] for rec in res.records]
+    short = min(len(f) for f in faces)
+    assert faces[0][:short] == faces[1][:short]
+
+
+# -- runs, results and leaderboard ----------------------------------------------------------------
+
+def test_run_writes_every_game_once_and_the_leaderboard(tmp_path):
+    config = make_tournament_config("hidden_castle", 3, FAST + ["expert"], seed=0)
+    db = tmp_path / "t.sqlite"
+    records = tmp_path / "games.jsonl"
+    run = run_tournament(config, 24, db=db, batch_size=7, records=records, progress=False)
+    assert run.played == 24 and run.results.num_games == 24
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT game_index, seed, variant, agents, points, ranks, engine_version, options "
+                            "FROM games ORDER BY game_index").fetchall()
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 24 * 3
+    assert [r[0] for r in rows] == list(range(24))
+    assert all(r[2] == "hidden_castle" and len(json.loads(r[3])) == 3 and r[6] for r in rows)
+    assert json.loads(rows[0][7])["guests_per_player"] == 5
+    standings = run.standings
+    assert sorted(s.agent for s in standings) == sorted(config.agents)
+    assert sum(s.games for s in standings) == 24 * 3
+    assert standings[0].ordinal >= standings[-1].ordinal
+    # the records replay and agree with the stored points
+    lines = records.read_text().splitlines()
+    assert len(lines) == 24
+    for line, row in zip(lines, rows):
+        rec = json.loads(line)
+        replay_record(rec)
+        assert rec["final_points"] == json.loads(row[4]) and rec["agents"] == json.loads(row[3])
+    from midnight_env.tournament import write_leaderboard
+
+    paths = write_leaderboard(standings, run.results, tmp_path / "out", "t", command="midnight tournament")
+    assert "| rank | agent |" in paths["markdown"].read_text()
+    with open(paths["csv"]) as f:
+        assert len(list(csv.DictReader(f))) == 4
+    assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_leaderboard_handles_ties_and_orders_by_strength(tmp_path):
+    config = make_tournament_config("midnight_party", 4, ["random", "runner", "coward", "expert"])
+    run = run_tournament(config, 48, db=tmp_path / "t.sqlite", batch_size=48, progress=False)
+    ranked = {s.agent: s for s in run.standings}
+    assert ranked["expert"].mu > ranked["random"].mu and ranked["coward"].mu > ranked["random"].mu
+    assert ranked["random"].mean_points > ranked["expert"].mean_points
+    again = leaderboard(run.results)
+    assert [s.agent for s in again] == [s.agent for s in run.standings]
+
+
+def test_shared_ranks_are_rated_as_ties():
+    from midnight_env.tournament import Results
+
+    config = make_tournament_config("midnight_party", 2, ["random", "coward", "runner"])
+    lineups = np.array([[0, 1], [1, 0], [1, 2], [2, 1]] * 5)
+    ranks = np.array([[1, 1], [1, 1], [1, 2], [2, 1]] * 5)  # random and coward always tie
+    points = np.where(ranks == 1, 10, 20)
+    results = Results(config, np.arange(20), np.arange(20) // 2, lineups, points, ranks)
+    by = {s.agent: s for s in leaderboard(results)}
+    assert by["random"].win_rate == 1.0 and by["coward"].win_rate == 1.0 and by["runner"].win_rate == 0.0
+    assert by["coward"].mu > by["runner"].mu
+    assert by["random"].mean_rank == 1.0 and by["runner"].mean_rank == 2.0
+
+
+def test_clustered_interval_counts_deals_not_games():
+    values = np.array([1.0, 1.0, 3.0, 3.0])
+    mean, half = _clustered_mean(values, np.array([0, 0, 1, 1]))
+    assert mean == 2.0
+    # two clusters with sums 2 and 6 around 4: se = sqrt(2 * (4 + 4)) / 4 = 1
+    assert half == pytest.approx(1.96)
+
+
+def test_extending_and_resuming_adds_only_missing_games(tmp_path):
+    config = make_tournament_config("midnight_party", 2, FAST, seed=5)
+    db = tmp_path / "t.sqlite"
+    run_tournament(config, 10, db=db, batch_size=4, progress=False)
+    with pytest.raises(TournamentError, match="already holds 10 of 16 games.*--resume"):
+        run_tournament(config, 16, db=db, progress=False)
+    run = run_tournament(config, 16, db=db, resume=True, batch_size=4, progress=False)
+    assert run.played == 6 and _count(db) == 16
+    done = run_tournament(config, 16, db=db, progress=False)  # complete: nothing to play, no refusal
+    assert done.played == 0 and done.results.num_games == 16
+
+
+def test_kill_dash_nine_then_resume_loses_and_doubles_nothing(tmp_path):
+    db = tmp_path / "killed.sqlite"
+    args = [sys.executable, "-m", "midnight_env.cli", "tournament", "--variant", "midnight_party", "--players", "3",
+            "--agents", "random,runner,coward", "--games", "300", "--seed", "9", "--batch-size", "6",
+            "--db", str(db), "--out", str(tmp_path), "--no-progress"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    try:
+        while time.time() < deadline:
+            time.sleep(0.05)
+            if proc.poll() is not None:
+                break
+            try:
+                if db.exists() and _count(db) >= 12:
+                    break
+            except sqlite3.OperationalError:
+                pass  # the schema is being created
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stored = _count(db)
+    assert 12 <= stored < 300
+    refused = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert refused.returncode == 2 and "--resume" in refused.stderr and _count(db) == stored
+    resumed = subprocess.run(args + ["--resume"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    # every game once, and the same games an uninterrupted run plays
+    config = make_tournament_config("midnight_party", 3, ["random", "runner", "coward"], seed=9)
+    clean = run_tournament(config, 300, db=tmp_path / "clean.sqlite", batch_size=64, progress=False)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT game_index, points, ranks FROM games ORDER BY game_index").fetchall()
+        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 300 * 3
+    assert [r[0] for r in rows] == list(range(300))
+    assert np.array_equal(np.array([json.loads(r[1]) for r in rows]), clean.results.points)
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+def test_bad_agents_are_refused():
+    with pytest.raises(AgentError, match="unknown agent 'nobody'"):
+        make_tournament_config("midnight_party", 2, ["random", "nobody"])
+    with pytest.raises(TournamentError, match="needs at least 4 agents, got 3"):
+        make_tournament_config("midnight_party", 4, FAST)
+    with pytest.raises(TournamentError, match="listed twice"):
+        make_tournament_config("midnight_party", 2, ["random", "random", "coward"])
+
+
+def test_other_configuration_is_refused_without_resume(tmp_path):
+    db = tmp_path / "t.sqlite"
+    first = make_tournament_config("midnight_party", 2, FAST, seed=1)
+    run_tournament(first, 4, db=db, progress=False)
+    other = make_tournament_config("midnight_party", 2, FAST, seed=2)
+    before = _digest(db)
+    with pytest.raises(TournamentError, match="another tournament configuration.*--resume"):
+        run_tournament(other, 4, db=db, progress=False)
+    assert _digest(db) == before
+    run_tournament(other, 4, db=db, resume=True, progress=False)  # consent: both live in the file
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(DISTINCT config_hash) FROM games").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000])
+def test_corrupt_database_is_refused_and_left_alone(tmp_path, content, capsys):
+    db = tmp_path / "bad.sqlite"
+    db.write_bytes(content)
+    code = cli.main(["tournament", "--players", "2", "--agents", "random,coward", "--games", "2",
+                     "--db", str(db), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "bad.sqlite" in err and "nothing was changed" in err and "Traceback" not in err
+    assert db.read_bytes() == content
+    assert not (tmp_path / "bad.sqlite-wal").exists()
+
+
+def test_foreign_sqlite_database_is_refused(tmp_path):
+    db = tmp_path / "other.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE accounts (id INTEGER)")
+    before = _digest(db)
+    config = make_tournament_config("midnight_party", 2, FAST)
+    with pytest.raises(TournamentError, match="not a midnight tournament database"):
+        run_tournament(config, 2, db=db, progress=False)
+    assert _digest(db) == before
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert cli.main(["tournament", "--agents", "random,coward", "--db", str(tmp_path / "x.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "needs at least 4 agents, got 2" in err and "Traceback" not in err
+    assert not (tmp_path / "x.sqlite").exists()
+    assert cli.main(["tournament", "--players", "2", "--agents", "random,ghost", "--db", str(tmp_path / "x.sqlite")]) == 2
+    assert "unknown agent 'ghost'" in capsys.readouterr().err
+
+
+def test_cli_runs_and_writes_the_leaderboard(tmp_path, capsys):
+    code = cli.main(["tournament", "--variant", "hidden_castle", "--players", "2", "--agents", "random,coward,runner",
+                     "--games", "12", "--db", str(tmp_path / "r.sqlite"), "--no-progress", "--set", "max_turns=500"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "coward" in out and "written:" in out
+    for name in ("r_leaderboard.md", "r_leaderboard.csv", "r_ratings.png"):
+        assert (tmp_path / name).exists()
