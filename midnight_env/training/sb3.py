@@ -145,6 +145,7 @@ class OpponentPool(Agent):
         self.members = members
         self.seeds_of = seeds_of
         self.salt = np.uint64(salt)
+        self.decisions = 0  # opponent decisions made (for env steps per second)
 
     def draw(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         seeds = np.asarray(self.seeds_of()[games], np.uint64)
@@ -154,6 +155,7 @@ class OpponentPool(Agent):
 
     def act(self, decisions: Decisions) -> np.ndarray:
         games = decisions.games
+        self.decisions += len(games)
         member = self.draw(games, decisions.players.astype(np.int64))
         out = np.empty(len(games), np.int64)
         for k in np.unique(member):
@@ -282,8 +284,11 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
                     self.ranks.append(info["rank"])
             t = self.num_timesteps
             if len(self.points) >= 64:
+                elapsed = time.perf_counter() - start
+                # env steps: the learner's decisions and the opponents' (every decision is one step)
                 metrics.log(t, {"charts/episodic_points": float(np.mean(self.points)),
-                                "charts/win_rate": float(np.mean(np.array(self.ranks) == 1))})
+                                "charts/win_rate": float(np.mean(np.array(self.ranks) == 1)),
+                                "charts/env_SPS": (t + pool.decisions) / elapsed})
                 self.points, self.ranks = [], []
             if t >= self.next_snap:
                 take_snapshot(self.snaps)
