@@ -181,6 +181,7 @@ def test_notation_helpers():
 
 
 def test_sb3_vec_env_learner_rewards_and_masks():
+    pytest.importorskip("stable_baselines3")  # the "train" extra
     from midnight_env.sb3_vec import SB3VecEnv
 
     env = SB3VecEnv(6, "midnight_party", 3, opponents=["random"], seat=1, seed=0)
@@ -205,6 +206,7 @@ def test_sb3_vec_env_learner_rewards_and_masks():
 
 
 def test_sb3_vec_env_random_seats():
+    pytest.importorskip("stable_baselines3")
     from midnight_env.sb3_vec import SB3VecEnv
 
     env = SB3VecEnv(16, "hidden_castle", 4, seat="random", seed=0)
@@ -214,7 +216,7 @@ def test_sb3_vec_env_random_seats():
 
 
 def test_maskable_ppo_learns_a_few_steps():
-    from sb3_contrib import MaskablePPO
+    MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
     from midnight_env.sb3_vec import SB3VecEnv
 
