@@ -101,7 +101,7 @@ def bench_single(args: Args) -> list[tuple[str, str, float, float]]:
     for variant in ("midnight_party", "hidden_castle"):
         for name, make in (("env()", lambda: midnight_env.env(variant, 4)),
                            ("raw_env()", lambda: midnight_env.raw_env(variant, 4))):
-            env_steps_per_second(make, 0.3, seed=99)  # compile and warm up
+            env_steps_per_second(make, min(0.3, args.seconds), seed=99)  # compile and warm up
             runs = [env_steps_per_second(make, args.seconds, seed=r) for r in range(args.repeats)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
@@ -232,20 +232,20 @@ def plot(rows: list[tuple[str, int, float, float, float, float]], path: str, mac
     print(f"\nplot written to {path}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=Args.__doc__ and "tiny budgets")
+    parser.add_argument("--quick", action="store_true", help="tiny budgets: checks that the script runs")
     parser.add_argument("--seconds", type=float, default=Args.seconds)
     parser.add_argument("--repeats", type=int, default=Args.repeats)
     parser.add_argument("--decisions", type=int, default=Args.decisions)
     parser.add_argument("--plot", default=Args.plot)
     parser.add_argument("--batches", default="1,4,16,64,256,1024,4096,16384")
     parser.add_argument("--only", choices=("single", "vector"), help="run one of the two parts")
-    ns = parser.parse_args()
+    ns = parser.parse_args(argv)
     args = Args(quick=ns.quick, seconds=ns.seconds, repeats=ns.repeats, decisions=ns.decisions, plot=ns.plot)
     batches = [int(b) for b in ns.batches.split(",")]
     if args.quick:
-        args.seconds, args.repeats, args.decisions = 0.2, 1, 20_000
+        args.seconds, args.repeats, args.decisions = min(args.seconds, 0.1), 1, 2_000
         batches = [b for b in batches if b <= 256]
     machine = machine_description()
     print(f"machine: {machine}\n")

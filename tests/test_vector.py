@@ -224,3 +224,23 @@ def test_maskable_ppo_learns_a_few_steps():
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=128)  # an illegal action would raise in the env's checks
     assert model.num_timesteps >= 128
+
+
+def test_benchmark_script_runs(tmp_path, capsys):
+    """Smoke test of experiments/bench_env.py with a tiny budget (it measures, never asserts speed)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "bench_env.py"
+    spec = importlib.util.spec_from_file_location("bench_env", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_env"] = module
+    try:
+        spec.loader.exec_module(module)
+        module.main(["--quick", "--seconds", "0.05", "--batches", "1,4", "--plot", str(tmp_path / "plot.png")])
+    finally:
+        del sys.modules["bench_env"]
+    out = capsys.readouterr().out
+    assert "midnight_party  env()" in out and "hidden_castle         4" in out
+    assert (tmp_path / "plot.png").stat().st_size > 10_000
