@@ -29,7 +29,10 @@ reward at the end only (:func:`rank_rewards`). ``auto_forced=True`` plays decisi
 one legal choice automatically (``info["forced"]`` counts them per game).
 
 ``copy=False`` returns the env's own buffers (the mask is ``state.legal`` itself): faster, but
-they change on the next step. A game depends only on its seed and its actions, never on the batch.
+they change on the next step. ``advance(actions)`` is ``step`` without building observations and
+``observations()`` builds them, for drivers that let other policies move some seats in between
+(the SB3 adapter, ``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write
+it). A game depends only on its seed and its actions, never on the batch it runs in.
 """
 
 from __future__ import annotations
