@@ -49,9 +49,13 @@ class SearchAgent(Agent):
                    "numbers as the budget allows, common random numbers), the others modelled by the expert, "
                    "leaves valued by the expert's evaluation (search:budget=N positions,turns=T)")
 
-    def __init__(self, budget: int = 300, turns: int = 1, **weights):
+    def __init__(self, budget: int = 300, turns: int = 1, leaf: str = "move", **weights):
         if budget < 1 or turns < 1:
             raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
+        if leaf not in ("move", "roll"):
+            raise ValueError(f"search leaf={leaf!r}: allowed are move (after its own next move) or roll "
+                             "(when it is about to roll)")
+        self.leaf = leaf
         self.budget = int(budget)
         self.turns = int(turns)
         self.weights = Weights(**weights) if weights else DEFAULT_WEIGHTS
@@ -77,7 +81,8 @@ class SearchAgent(Agent):
         odds, the same for every root move)."""
         k = np.zeros(len(children), np.int64)
         for cand in (1, 2, 3, 4):
-            size = children * (1 + cand) ** max(num_players - 1, 0) * (5 * 6) ** (self.turns - 1)
+            own_turns = self.turns if self.leaf == "move" else self.turns - 1
+            size = children * (1 + cand) ** max(num_players - 1, 0) * OWN_ROLL_POSITIONS ** own_turns
             k = np.where(size <= self.budget, cand, k)
         return k
 
@@ -100,12 +105,15 @@ class SearchAgent(Agent):
         #              below them its face's probability and its chance node
         parent_max = root.parent
         # a cap on the levels: a classic round end can let the others roll more than once
-        max_level = self.turns * (2 * engine.num_players + 1)
+        max_level = (self.turns + 1) * (2 * engine.num_players + 1)
         level = -1
         while True:
             level += 1
             roller_me = st.player == me[g]
-            open_ = (st.phase == ROLL) & ~(roller_me & (turns <= 1)) & (level < max_level)
+            if self.leaf == "move":  # leaves right after the searcher's own move (or its Hugo roll)
+                open_ = (st.phase == ROLL) & (turns >= 1) & (level < max_level)
+            else:  # leaves where the searcher is about to roll
+                open_ = (st.phase == ROLL) & ~(roller_me & (turns <= 1)) & (level < max_level)
             pick = np.flatnonzero(open_)
             levels.append([st, g, parent_max, pick, None, None])
             if len(pick) == 0:
@@ -163,6 +171,7 @@ class SearchAgent(Agent):
         return root.action[best]
 
 
+OWN_ROLL_POSITIONS = 24  # about four numbers times six moves: positions one own roll adds
 _OWN_FACES = np.array([1, 2, 4, 5, HUGO], np.int64)
 _OWN_PROBS = np.array([1 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 3])
 _NUMBERS = np.array([1, 2, 4, 5], np.int64)

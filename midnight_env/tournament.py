@@ -50,10 +50,9 @@ DEFAULT_DB = "midnight_tournament.sqlite"
 DEFAULT_VARIANT = "midnight_party"
 DEFAULT_PLAYERS = 4
 DEFAULT_GAMES = 1200
-# agents left out of the default tournament because they are slow; the default plays the
-# search agent with a small budget instead
-SLOW_AGENTS = ("search", "ppo")
-DEFAULT_EXTRA_AGENTS = ("search:budget=30",)
+# agents left out of the default tournament: too slow for a run of a few minutes, or needing
+# options (a trained model's file)
+SLOW_AGENTS = ("ppo",)
 MAX_COMBINATIONS = 50_000  # beyond this many agent sets per cycle, deals draw random sets
 
 
@@ -94,12 +93,36 @@ class TournamentConfig:
         return Engine(self.variant, self.num_players, **self.options)
 
 
-def default_agents() -> list[str]:
-    """Every registered agent except the slow ones, plus a small-budget search."""
-    from agents import list_agents
+def fit_error(agent, engine: Engine) -> str | None:
+    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one), or None."""
+    model = getattr(agent, "model", None)
+    check = getattr(model, "check_engine", None)
+    if check is None:
+        return None
+    try:
+        check(engine)
+    except ValueError as err:
+        return str(err)
+    return None
 
-    names = [name for name, _ in list_agents()]
-    return [n for n in names if n not in SLOW_AGENTS] + [a for a in DEFAULT_EXTRA_AGENTS if a.split(":")[0] in names]
+
+def default_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
+                   options: dict[str, Any] | None = None) -> list[str]:
+    """Every registered agent that needs no options and can play this game, except the slow ones."""
+    from agents import AgentError, list_agents, make_agent
+
+    engine = Engine(variant, num_players, **(options or {}))
+    names = []
+    for name, _ in list_agents():
+        if name in SLOW_AGENTS:
+            continue
+        try:
+            agent = make_agent(name)
+        except (AgentError, ValueError, OSError):
+            continue  # needs options (e.g. a model file)
+        if fit_error(agent, engine) is None:
+            names.append(name)
+    return names
 
 
 def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
@@ -111,7 +134,7 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
 
     config = make_config(variant, num_players, **(options or {}))
     if agents is None:
-        specs = default_agents()
+        specs = default_agents(config.variant, config.num_players, config.options)
     elif isinstance(agents, str):
         specs = [a.strip() for a in agents.split(",") if a.strip()]
     else:
@@ -124,8 +147,12 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
     if len(specs) < needed:
         raise TournamentError(f"a {config.num_players}-player tournament needs at least {needed} agents, got "
                               f"{len(specs)} ({', '.join(specs) or 'none'})")
+    engine = Engine(config)
     for spec in specs:
-        make_agent(spec)  # AgentError: unknown name or bad option
+        reason = fit_error(make_agent(spec), engine)  # AgentError: unknown name or bad option
+        if reason is not None:
+            raise TournamentError(f"agent {spec!r} cannot play {config.variant} with {config.num_players} "
+                                  f"players: {reason}")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise TournamentError(f"--seed {seed!r} is out of range: allowed are integers 0 or more")
     return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),

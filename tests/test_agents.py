@@ -177,48 +177,52 @@ def test_evaluation_prefers_a_guest_out_of_hugos_reach():
 
 # -- the search -------------------------------------------------------------------------------
 
-def _reference(engine, state, me, turns):
-    """Brute-force expectimax to the searcher's next roll: all faces, expert opponents; a round
-    end (placing) or the game's end is a leaf."""
-    if state.phase[0] != ROLL or (state.player[0] == me and turns <= 1):
+def _reference(engine, state, me, turns, leaf):
+    """Brute-force expectimax: all faces, expert opponents; leaves after the searcher's own move
+    (leaf "move") or when it is about to roll (leaf "roll"), at a round end or the game's end."""
+    done = turns == 0 if leaf == "move" else (state.player[0] == me and turns <= 1)
+    if state.phase[0] != ROLL or done:
         return evaluate(engine, state, [me])[0]
     own = state.player[0] == me
+    left = turns - (1 if own else 0)
     total = 0.0
     for face, p in engine.chance_outcomes():
         child = state.copy()
         engine.apply_roll(child, [face])
-        left = turns - (1 if own else 0)
         if child.phase[0] == MOVE and child.player[0] == me:
             best = -np.inf
             for a in np.flatnonzero(child.legal[0]):
                 after = child.copy()
                 engine.apply_action(after, [a])
-                best = max(best, _reference(engine, after, me, left))
+                best = max(best, _reference(engine, after, me, left, leaf))
             total += p * best
             continue
         if child.phase[0] == MOVE:
             engine.apply_action(child, greedy_choices(engine, child, np.array([0]), np.zeros(1)))
-        total += p * _reference(engine, child, me, left)
+        total += p * _reference(engine, child, me, left, leaf)
     return total
 
 
-@pytest.mark.parametrize("variant,players,turns", [("midnight_party", 3, 1), ("hidden_castle", 2, 2)])
-def test_search_equals_brute_force_expectimax(variant, players, turns):
+@pytest.mark.parametrize("variant,players,turns,leaf", [("midnight_party", 3, 1, "roll"),
+                                                        ("hidden_castle", 2, 2, "roll"),
+                                                        ("midnight_party", 2, 1, "move")])
+def test_search_equals_brute_force_expectimax(variant, players, turns, leaf):
     engine = Engine(variant, players)
     state = make_position(engine, gallery={6: [0], 13: [0], 18: [1], 24: [players - 1]}, hugo="g3", roll=4)
-    me = 0
     values: list = []
-    SearchAgent(budget=10**9, turns=turns).search(engine, state, np.array([0]), np.zeros(1), values)
+    SearchAgent(budget=10**9, turns=turns, leaf=leaf).search(engine, state, np.array([0]), np.zeros(1), values)
     want = []
     for a in np.flatnonzero(state.legal[0]):
         after = state.copy()
         engine.apply_action(after, [a])
-        want.append(_reference(engine, after, me, turns))
+        want.append(_reference(engine, after, 0, turns, leaf))
     assert np.allclose(values[0], want)
 
 
 def test_search_budget_chooses_how_many_numbers_it_follows():
-    agent = SearchAgent(budget=300)
+    agent = SearchAgent(budget=300, leaf="roll")
     # 6 moves, 4 players: 6 * 5**3 = 750 > 300, 6 * 4**3 = 384 > 300, 6 * 3**3 = 162 fits;
     # 40 moves: not even Hugo and one number fit, so one face is drawn per roll
     assert agent.numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
+    # leaves after its own next move: about 24 positions more per leaf
+    assert SearchAgent(budget=300 * 24).numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]

@@ -1,7 +1,7 @@
 """``midnight tournament``: a balanced tournament between agents, results in SQLite, a leaderboard.
 
-With no arguments it runs the default: the built-in agents (all but the slow ones, plus a
-small-budget search) on midnight_party with 4 players, 1,200 games, into
+With no arguments it runs the default: the built-in agents (all but the slow ones) on
+midnight_party with 4 players, 1,200 games, into
 ``midnight_tournament.sqlite`` in the working directory, and prints the leaderboard.
 """
 
@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
     p.add_argument("--variant", default=DEFAULT_VARIANT, help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
     p.add_argument("--players", type=int, default=DEFAULT_PLAYERS, help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
     p.add_argument("--agents", help="comma-separated agent specs, at least as many as players "
-                                    "(default: every built-in agent but the slow ones, and search:budget=30)")
+                                    "(default: every registered agent that needs no options, except slow ones)")
     p.add_argument("--games", type=int, default=DEFAULT_GAMES, help=f"games to play (default {DEFAULT_GAMES})")
     p.add_argument("--seed", type=int, default=0, help="tournament seed: the schedule and every game's dice (default 0)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default ./{DEFAULT_DB})")
