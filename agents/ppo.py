@@ -225,8 +225,8 @@ def shipped_models() -> list[tuple[str, Path, dict]]:
 
 def shipped_description(meta: dict) -> str:
     t = meta.get("training", {})
-    steps = t.get("env_steps")
-    minutes = t.get("training_time_s")
+    steps = t.get("total_env_steps", t.get("env_steps"))
+    minutes = t.get("total_training_time_s", t.get("training_time_s"))
     extra = []
     if steps:
         extra.append(f"{steps / 1e6:.1f}M env steps")

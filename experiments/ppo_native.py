@@ -109,6 +109,8 @@ class Args:
     """iterations between snapshots of the policy added to the 'self' pool"""
     pool_size: int = 4
     """snapshots kept in the 'self' pool (the oldest is replaced)"""
+    init_model: str = ""
+    """start from this model (NAME.npz in the agents.ppo format, same hidden_sizes) instead of a fresh network"""
     imitate: str = ""
     """agent spec to imitate before PPO (behaviour cloning + value regression); '' for none"""
     imitate_games: int = 0
@@ -194,6 +196,30 @@ def chain_advantages(values, rewards, dones, seats, learn, gamma, lam):
     return adv, trainable
 
 
+def load_weights(net: Network, path: str, engine) -> dict:
+    """Copy a saved model's weights into ``net`` (refused when its game or shapes differ); its training metadata."""
+    from agents.ppo import ModelError, PolicyModel
+
+    model = PolicyModel.load(path)
+    model.check_engine(engine)
+    with np.load(model.npz_path) as data:
+        weights = {k: data[k] for k in data.files}
+    mine = net.weights()
+    if weights.keys() != mine.keys() or any(weights[k].shape != mine[k].shape for k in mine):
+        raise ModelError(f"model {model.npz_path} has another network shape than hidden_sizes={net_widths(net)}")
+    trunk = [m for m in net.trunk if isinstance(m, nn.Linear)]
+    layers = {**{f"shared.{k}": m for k, m in enumerate(trunk)}, "policy.0": net.policy, "value.0": net.value}
+    with torch.no_grad():
+        for name, layer in layers.items():
+            layer.weight.copy_(torch.from_numpy(weights[f"{name}.weight"]))
+            layer.bias.copy_(torch.from_numpy(weights[f"{name}.bias"]))
+    return model.meta.get("training", {})
+
+
+def net_widths(net: Network) -> list[int]:
+    return [m.out_features for m in net.trunk if isinstance(m, nn.Linear)]
+
+
 def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float):
     """Observations, masks, the agent's choices and each decision's return from games it plays with itself."""
     agent = make_agent(spec)
@@ -242,6 +268,9 @@ def main(argv=None):
     start = time.perf_counter()
 
     net = Network(D, A, args.hidden_sizes)
+    previous = None
+    if args.init_model:
+        previous = load_weights(net, args.init_model, engine)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
 
     def evaluate(step: int):
@@ -433,6 +462,11 @@ def main(argv=None):
     seconds = time.perf_counter() - start
     final = evaluate(global_step)
     training = training_metadata("ppo_native", config, args.seed, seconds, global_step)
+    if previous is not None:  # a fine-tuned model carries the training it started from
+        training["init_model"] = {"path": args.init_model, "training": previous}
+        training["total_training_time_s"] = round(seconds + previous.get("total_training_time_s",
+                                                                         previous.get("training_time_s", 0)), 1)
+        training["total_env_steps"] = global_step + previous.get("total_env_steps", previous.get("env_steps", 0))
     export_model(run_dir / "model", net.weights(), engine, "tanh", training)
     if args.save_model:
         export_model(args.save_model, net.weights(), engine, "tanh", training)
