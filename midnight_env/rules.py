@@ -1,10 +1,20 @@
 """The rules of RULES.md as numba-compiled functions over a :class:`GameState` batch.
 
-Pure rules, no bookkeeping of environments: each function takes the state ``s`` (arrays with a
-leading game axis), the batch's :class:`~midnight_env.config.Rules` ``R`` and a game index ``i``.
-``step_batch`` is the one entry point: it applies a decision or a die face to every game that
-has one, optionally rolls on (from each game's own dice stream) until the next decision, and
-leaves the legal-choice mask of the new decision in ``s.legal``.
+Pure rules, no bookkeeping of environments. ``step_serial`` (``step_parallel``: the same on
+threads) is the entry point: it applies a decision or a die face to every game that has one,
+optionally rolls on (from each game's own dice stream) until the next decision, and leaves the
+legal-choice mask of the new decision in ``s.legal``. ``refresh_legal`` recomputes the masks of
+positions built or edited by hand.
+
+The entry points take the state ``s`` and the batch's :class:`~midnight_env.config.Rules` ``R``
+(as namedtuples or as plain tuples of their fields, which numba dispatches faster), and the
+turn flow ``_advance_games`` unpacks them once. The rule functions below it take only the state
+arrays they read or change, the rules ``R`` and a game index ``i``. Handing the whole state down
+instead costs more than the rules themselves: numba passes a tuple as all of its fields (some
+200 machine words for a GameState) on every call. For the same reason the rule functions are
+compiled without numba's reference counting (``_nrt=False``, see numba issue #2350), which
+would otherwise add two atomic operations per array argument and call: they never allocate,
+and every array they touch is held by the caller.
 
 Section numbers in comments refer to RULES.md.
 """
@@ -14,12 +24,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL
+from midnight_env.config import Rules
+from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL, GameState
 
 GREEN, RED = 2, 1
 CASTLE_POINTS_LIMIT = 46
 CLOCK_END = 6
 _DIE = np.array([1, 2, 4, 5, HUGO, HUGO], dtype=np.int8)
+
+# compile options of the rule functions: no reference counting (see the module docstring)
+_RULE = dict(cache=True, _nrt=False)
 
 # splitmix64 constants (uint64 throughout: mixing with int64 would promote to float)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -59,232 +73,248 @@ def draw_face(rng, i):
 # small queries
 
 
-@njit(cache=True, inline="always")
-def hugo_square(s, R, i):
+@njit(**_RULE)
+def _ring(sq, num_squares):
+    """Square ``sq`` (-num_squares .. 2*num_squares-1) wrapped round the gallery ring; cheaper
+    than ``%``, an integer division."""
+    if sq >= num_squares:
+        return sq - num_squares
+    return sq + num_squares if sq < 0 else sq
+
+
+@njit(**_RULE)
+def _steps_ahead(sq, target, num_squares):
+    """Steps forward from gallery square ``sq`` to square ``target``."""
+    k = target - sq
+    return k + num_squares if k < 0 else k
+
+
+@njit(**_RULE)
+def hugo_square(hugo, R, i):
     """Gallery square Hugo stands on, or -1 while he is on the stairs."""
-    h = s.hugo[i] - R.hugo_stairs
+    h = hugo[i] - R.hugo_stairs
     return h if h >= 0 else -1
 
 
-@njit(cache=True, inline="always")
-def hugo_speed(s, R, i):
-    return R.clock_speed[s.clock[i]] if R.castle else R.speed
+@njit(**_RULE)
+def hugo_speed(clock, R, i):
+    return R.clock_speed[clock[i]] if R.castle else R.speed
 
 
-@njit(cache=True, inline="always")
-def guests_on_gallery(s, R, i, p):
+@njit(**_RULE)
+def guests_on_gallery(gallery, i, p):
     n = 0
-    for sq in range(R.num_squares):
-        n += s.gallery[i, p, sq]
+    for sq in range(gallery.shape[2]):
+        n += gallery[i, p, sq]
     return n
 
 
-@njit(cache=True, inline="always")
-def top_cellar_place(s, R, i, p):
+@njit(**_RULE)
+def top_cellar_place(stairs, R, i, p):
     """hidden_castle: the player's highest-valued occupied step, or -1 (section 6)."""
     for place in range(R.num_places):
-        if s.stairs[i, p, place] > 0:
+        if stairs[i, p, place] > 0:
             return place
     return -1
 
 
-@njit(cache=True, inline="always")
-def _book(s, R, i, p, points):
-    s.spooky[i, p] += points
-    if R.castle and s.spooky[i, p] < 0:  # hidden_castle: never below 0 (section 6)
-        s.spooky[i, p] = 0
+@njit(**_RULE)
+def _book(spooky, R, i, p, points):
+    spooky[i, p] += points
+    if R.castle and spooky[i, p] < 0:  # hidden_castle: never below 0 (section 6)
+        spooky[i, p] = 0
 
 
-@njit(cache=True)
-def _capture_place(s, R, i):
+@njit(**_RULE)
+def _capture_place(stairs, R, i):
     """Stair place a captured group goes to (section 7): the free place with the highest value."""
     for place in range(R.num_places):
-        free = True
-        for p in range(R.num_players):
-            if s.stairs[i, p, place] > 0:
-                free = False
-                break
-        if free:
+        owners = 0
+        for p in range(R.num_players):  # no early exit: branch-free is faster here
+            owners += stairs[i, p, place] > 0
+        if owners == 0:
             return place
     return R.overflow_place
 
 
-@njit(cache=True)
-def _over_points_limit(s, R, i):
+@njit(**_RULE)
+def _over_points_limit(spooky, R, i):
     """hidden_castle: has any player reached 46 spooky points (section 8)?"""
     if not R.castle:
         return False
     for p in range(R.num_players):
-        if s.spooky[i, p] >= CASTLE_POINTS_LIMIT:
+        if spooky[i, p] >= CASTLE_POINTS_LIMIT:
             return True
     return False
 
 
-@njit(cache=True)
-def _capture_square(s, R, i, sq):
-    """Hugo stepped onto ``sq``: every guest there is captured as one group (sections 5, 7)."""
-    total = 0
-    for p in range(R.num_players):
-        total += s.gallery[i, p, sq]
-    if total == 0:
-        return
-    place = _capture_place(s, R, i)
+@njit(**_RULE)
+def _guests_on_square(gallery, i, sq):
+    n = 0
+    for p in range(gallery.shape[1]):
+        n += gallery[i, p, sq]
+    return n
+
+
+@njit(**_RULE)
+def _capture_square(gallery, stairs, spooky, R, i, sq):
+    """Hugo stepped onto ``sq`` with guests on it: they are captured as one group (sections 5, 7)."""
+    place = _capture_place(stairs, R, i)
     value = R.place_value[place]
     for p in range(R.num_players):
-        c = s.gallery[i, p, sq]
+        c = gallery[i, p, sq]
         if c > 0:
-            s.stairs[i, p, place] += c
-            s.gallery[i, p, sq] = 0
-            _book(s, R, i, p, c * value)
+            stairs[i, p, place] += c
+            gallery[i, p, sq] = 0
+            _book(spooky, R, i, p, c * value)
 
 
-@njit(cache=True)
-def _capture_walker(s, R, i, p):
+@njit(**_RULE)
+def _capture_walker(stairs, spooky, R, i, p):
     """A guest of ``p`` walked onto Hugo: a group of one (it has left its old place already)."""
-    place = _capture_place(s, R, i)
-    s.stairs[i, p, place] += 1
-    _book(s, R, i, p, R.place_value[place])
+    place = _capture_place(stairs, R, i)
+    stairs[i, p, place] += 1
+    _book(spooky, R, i, p, R.place_value[place])
 
 
 # ---------------------------------------------------------------------------------------------
 # legal choices (sections 3, 6)
 
 
-@njit(cache=True)
-def fill_place_mask(s, R, i, row):
+@njit(**_RULE)
+def fill_place_mask(gallery, legal, i):
     """Placement: every gallery square without a guest (Hugo does not matter)."""
-    n = 0
-    for sq in range(R.num_squares):
-        free = True
-        for p in range(R.num_players):
-            if s.gallery[i, p, sq] > 0:
-                free = False
-                break
-        if free:
-            row[sq] = 1
-            n += 1
-    return n
+    num_squares = gallery.shape[2]
+    for sq in range(num_squares):
+        legal[i, sq] = 1
+    for p in range(gallery.shape[1]):  # branch-free, so that it compiles to vector code
+        for sq in range(num_squares):
+            legal[i, sq] &= gallery[i, p, sq] <= 0
 
 
-@njit(cache=True)
-def _mark_origin(s, R, i, p, r, origin, on_square, first, leaving, rooms_open, row):
-    """Mark the moves of one origin. A gallery guest stands on ``on_square`` (first = -1);
-    a room or cellar guest's first step goes to square ``first`` (on_square = -1)."""
+@njit(**_RULE)
+def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
+    """Moves of player ``p`` for the number ``r`` into ``legal[i]`` (cleared by the caller);
+    returns how many (0: void roll).
+
+    Origins are the player's gallery squares, then (hidden_castle) its rooms and its cellar. A
+    gallery guest's walk of ``k`` steps enters a room whose door is ``k - 1`` squares ahead; a
+    room or cellar guest's first step goes to its door square or the arrow square, so one
+    step more is needed."""
+    rooms_open = hugo[i] >= R.hugo_stairs  # locked until Hugo has stepped onto square 0
     width = 1 + R.num_rooms
-    base = R.num_squares + origin * width
-    row[base] = 1  # the walk is always possible
-    n = 1
-    if not rooms_open:
-        return n
-    for q in range(R.num_rooms):
-        if q == leaving:
-            continue  # no re-entering the room just left
-        d = R.door[q]
-        if on_square >= 0:
-            k = (d - on_square) % R.num_squares + 1  # on the door square: one step in
-        else:
-            k = (d - first) % R.num_squares + 2  # first step reaches `first`, one more to enter
-        if k > r:
-            continue
-        occupant = s.room[i, q]
-        if occupant < 0:
-            if R.kind[q] == GREEN and k != r:
-                continue  # green rooms need the exact roll
-        elif not R.castle or k != r or occupant == p:
-            continue  # occupied: hidden_castle expels another player's guest with the exact roll
-        row[base + 1 + q] = 1
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def fill_move_mask(s, R, i, p, r, row):
-    """Moves of player ``p`` for the number ``r`` into ``row``; returns how many (0: void roll)."""
-    rooms_open = s.hugo[i] >= R.hugo_stairs  # locked until Hugo has stepped onto square 0
     n = 0
     on_gallery = 0
-    for sq in range(R.num_squares):
-        if s.gallery[i, p, sq] > 0:
-            on_gallery += s.gallery[i, p, sq]
-            n += _mark_origin(s, R, i, p, r, sq, sq, -1, -1, rooms_open, row)
-    if R.castle:
+    num_origins = R.num_squares + (R.num_rooms + 1 if R.castle else 0)
+    for origin in range(num_origins):
+        leaving = -1  # no re-entering the room just left
+        if origin < R.num_squares:
+            c = gallery[i, p, origin]
+            if c <= 0:
+                continue
+            on_gallery += c
+            start, extra = origin, 1  # on the door square: one step in
+        elif origin < R.num_squares + R.num_rooms:
+            leaving = origin - R.num_squares
+            if room[i, leaving] != p:
+                continue
+            start, extra = R.door[leaving], 2
+        else:
+            if top_cellar_place(stairs, R, i, p) < 0:
+                continue
+            start, extra = R.arrow, 2
+        base = R.num_squares + origin * width
+        legal[i, base] = 1  # the walk is always possible
+        n += 1
+        if not rooms_open:
+            continue
         for q in range(R.num_rooms):
-            if s.room[i, q] == p:
-                n += _mark_origin(s, R, i, p, r, R.num_squares + q, -1, R.door[q], q, rooms_open, row)
-        if top_cellar_place(s, R, i, p) >= 0:
-            n += _mark_origin(s, R, i, p, r, R.num_squares + R.num_rooms, -1, R.arrow, -1, rooms_open, row)
-    elif on_gallery == 1 or (R.pass_always and on_gallery >= 1):
-        row[R.num_actions - 1] = 1
+            if q == leaving:
+                continue
+            k = _steps_ahead(start, R.door[q], R.num_squares) + extra
+            if k > r:
+                continue
+            occupant = room[i, q]
+            if occupant < 0:
+                if R.kind[q] == GREEN and k != r:
+                    continue  # green rooms need the exact roll
+            elif not R.castle or k != r or occupant == p:
+                continue  # occupied: hidden_castle expels another player's guest with the exact roll
+            legal[i, base + 1 + q] = 1
+            n += 1
+    if not R.castle and (on_gallery == 1 or (R.pass_always and on_gallery >= 1)):
+        legal[i, R.num_actions - 1] = 1
         n += 1
     return n
 
 
-@njit(cache=True)
-def fill_mask(s, R, i):
-    """Recompute ``s.legal[i]`` for the game's current phase."""
-    row = s.legal[i]
-    row[:] = 0
-    if s.phase[i] == PLACE:
-        fill_place_mask(s, R, i, row)
-    elif s.phase[i] == MOVE:
-        fill_move_mask(s, R, i, s.player[i], s.roll[i], row)
+@njit(**_RULE)
+def fill_mask(gallery, room, stairs, hugo, legal, phase, player, roll, R, i):
+    """Recompute ``legal[i]`` for the game's current phase."""
+    legal[i, :] = 0
+    if phase[i] == PLACE:
+        fill_place_mask(gallery, legal, i)
+    elif phase[i] == MOVE:
+        fill_move_mask(gallery, room, stairs, hugo, legal, R, i, player[i], roll[i])
 
 
 # ---------------------------------------------------------------------------------------------
-# turn flow (sections 4, 5, 8)
+# turn flow (sections 4, 5, 8); ``_advance_games`` below strings these together
 
 
-@njit(cache=True)
-def _enter_roll(s, R, i, p):
+@njit(**_RULE)
+def _enter_roll(phase, player, roll, rolls, truncated, R, i, p):
     """``p`` is to roll next, unless max_turns rolls have been made (section 8)."""
-    s.roll[i] = 0
-    s.player[i] = p
-    if s.rolls[i] >= R.max_turns:
-        s.truncated[i] = True
-        s.phase[i] = OVER
+    roll[i] = 0
+    player[i] = p
+    if rolls[i] >= R.max_turns:
+        truncated[i] = True
+        phase[i] = OVER
     else:
-        s.phase[i] = ROLL
+        phase[i] = ROLL
 
 
-@njit(cache=True)
+@njit(**_RULE)
 def _next_seat(R, p):
-    return (p + 1) % R.num_players
+    return p + 1 if p + 1 < R.num_players else 0
 
 
-@njit(cache=True)
-def _most_points_seat(s, R, i):
+@njit(**_RULE)
+def _most_points_seat(spooky, R, i):
     best = 0
     for p in range(1, R.num_players):
-        if s.spooky[i, p] > s.spooky[i, best]:
+        if spooky[i, p] > spooky[i, best]:
             best = p
     return best
 
 
-@njit(cache=True)
-def _round_over(s, R, i):
+@njit(**_RULE)
+def _round_over(gallery, room, i):
     """midnight_party: no guest on the gallery, or every room occupied (section 8)."""
     full = True
-    for q in range(R.num_rooms):
-        if s.room[i, q] < 0:
+    for q in range(room.shape[1]):
+        if room[i, q] < 0:
             full = False
             break
     if full:
         return True
-    for p in range(R.num_players):
-        if guests_on_gallery(s, R, i, p) > 0:
-            return False
+    for p in range(gallery.shape[1]):
+        for sq in range(gallery.shape[2]):
+            if gallery[i, p, sq] > 0:
+                return False
     return True
 
 
-@njit(cache=True)
+@njit(**_RULE)
 def _end_round(s, R, i):
-    """midnight_party round end and the set-up of the next round (section 8)."""
+    """midnight_party round end and the set-up of the next round (section 8). Once a round:
+    this one takes the whole state."""
     wine = R.num_places
     for p in range(R.num_players):  # left on the gallery: to the wine cellar
-        c = guests_on_gallery(s, R, i, p)
+        c = guests_on_gallery(s.gallery, i, p)
         if c > 0:
             s.stairs[i, p, wine] += c
-            _book(s, R, i, p, c * R.place_value[wine])
+            _book(s.spooky, R, i, p, c * R.place_value[wine])
             s.gallery[i, p, :] = 0
     s.rounds_done[i] += 1
     if s.rounds_done[i] >= R.rounds:
@@ -315,175 +345,294 @@ def _end_round(s, R, i):
     s.queue_pos[i] = 0
     s.queue_len[i] = n
     s.hugo[i] = 0  # 3. Hugo back on the 10-landing: rooms lock
-    s.first_roller[i] = _most_points_seat(s, R, i)  # 4. most points rolls first
+    s.first_roller[i] = _most_points_seat(s.spooky, R, i)  # 4. most points rolls first
     if n > 0:
         s.phase[i] = PLACE
         s.player[i] = s.queue[i, 0]
     else:
-        _enter_roll(s, R, i, s.first_roller[i])
+        _enter_roll(s.phase, s.player, s.roll, s.rolls, s.truncated, R, i, s.first_roller[i])
 
 
-@njit(cache=True)
-def _after_turn(s, R, i, p):
-    """After a move, pass or Hugo move of player ``p``: round end check, then the next roller."""
-    if not R.castle and _round_over(s, R, i):
-        _end_round(s, R, i)
-    else:
-        _enter_roll(s, R, i, _next_seat(R, p))
-
-
-@njit(cache=True)
-def _move_hugo(s, R, i):
+@njit(**_RULE)
+def _move_hugo(gallery, stairs, spooky, hugo, clock, R, i):
     """Hugo walks ``speed`` steps, capturing on every gallery square he steps onto (section 5).
     Returns False when the game ended during the move (hidden_castle clock or 46 points)."""
-    steps = hugo_speed(s, R, i)
+    steps = hugo_speed(clock, R, i)
     last = R.hugo_stairs + R.num_squares - 1
     for _ in range(steps):
-        if s.hugo[i] == last:
-            s.hugo[i] = R.hugo_stairs  # 27 -> 0 round the ring
+        if hugo[i] == last:
+            hugo[i] = R.hugo_stairs  # 27 -> 0 round the ring
         else:
-            s.hugo[i] += 1
-        sq = s.hugo[i] - R.hugo_stairs
+            hugo[i] += 1
+        sq = hugo[i] - R.hugo_stairs
         if sq < 0:
             continue
-        _capture_square(s, R, i, sq)
+        if _guests_on_square(gallery, i, sq) > 0:
+            _capture_square(gallery, stairs, spooky, R, i, sq)
         if R.castle:
             if sq == R.arrow:  # captures first, then the clock moves
-                s.clock[i] += 1
-                if s.clock[i] >= CLOCK_END:
-                    s.phase[i] = OVER
+                clock[i] += 1
+                if clock[i] >= CLOCK_END:
                     return False
-            if _over_points_limit(s, R, i):
-                s.phase[i] = OVER
+            if _over_points_limit(spooky, R, i):
                 return False
     return True
 
 
-@njit(cache=True)
-def apply_roll(s, R, i, face):
-    """The roller of game ``i`` rolled ``face`` (section 4)."""
-    p = s.player[i]
-    s.rolls[i] += 1
-    if face == HUGO:
-        if _move_hugo(s, R, i):
-            _after_turn(s, R, i, p)
-        return
-    row = s.legal[i]
-    row[:] = 0
-    if fill_move_mask(s, R, i, p, face, row) > 0:
-        s.phase[i] = MOVE
-        s.roll[i] = face
-    else:  # no legal move: the roll is void
-        _enter_roll(s, R, i, _next_seat(R, p))
+@njit(**_RULE)
+def apply_place(gallery, supply, queue, queue_pos, queue_len, player, i, square):
+    """The placing player puts a guest on ``square``; returns True when that was the last
+    placement of the queue (then the first roller rolls)."""
+    p = player[i]
+    gallery[i, p, square] += 1
+    supply[i, p] -= 1
+    queue_pos[i] += 1
+    if queue_pos[i] < queue_len[i]:
+        player[i] = queue[i, queue_pos[i]]
+        return False
+    queue_len[i] = 0
+    queue_pos[i] = 0
+    return True
 
 
-@njit(cache=True)
-def apply_place(s, R, i, square):
-    p = s.player[i]
-    s.gallery[i, p, square] += 1
-    s.supply[i, p] -= 1
-    s.queue_pos[i] += 1
-    if s.queue_pos[i] < s.queue_len[i]:
-        s.player[i] = s.queue[i, s.queue_pos[i]]
-    else:
-        s.queue_len[i] = 0
-        s.queue_pos[i] = 0
-        _enter_roll(s, R, i, s.first_roller[i])
-
-
-@njit(cache=True)
-def apply_move(s, R, i, action):
-    """Player to move makes move ``action`` (an index of the action layout) for its roll."""
-    p = s.player[i]
-    r = s.roll[i]
+@njit(**_RULE)
+def apply_move(gallery, room, stairs, spooky, hugo, roll, R, i, p, action):
+    """Player ``p`` makes move ``action`` (an index of the action layout) for its roll.
+    Returns False when the move ended the game (hidden_castle: 46 points), else the turn is over."""
     if action == R.num_actions - 1:  # pass
-        _after_turn(s, R, i, p)
-        return
+        return True
+    r = roll[i]
     width = 1 + R.num_rooms
     origin = (action - R.num_squares) // width
     dest = (action - R.num_squares) % width
-    # leave the origin; `first` is the square a room or cellar guest steps onto first
+    # leave the origin; `target` is the square the walk ends on
     if origin < R.num_squares:
-        s.gallery[i, p, origin] -= 1
-        target = (origin + r) % R.num_squares
+        gallery[i, p, origin] -= 1
+        target = _ring(origin + r, R.num_squares)
     elif origin < R.num_squares + R.num_rooms:
-        s.room[i, origin - R.num_squares] = -1
-        target = (R.door[origin - R.num_squares] + r - 1) % R.num_squares
+        room[i, origin - R.num_squares] = -1
+        target = _ring(R.door[origin - R.num_squares] + r - 1, R.num_squares)
     else:
-        s.stairs[i, p, top_cellar_place(s, R, i, p)] -= 1
-        target = (R.arrow + r - 1) % R.num_squares
+        stairs[i, p, top_cellar_place(stairs, R, i, p)] -= 1
+        target = _ring(R.arrow + r - 1, R.num_squares)
     if dest == 0:  # walk: ending on Hugo's square is a capture at once
-        if hugo_square(s, R, i) == target:
-            _capture_walker(s, R, i, p)
+        if hugo_square(hugo, R, i) == target:
+            _capture_walker(stairs, spooky, R, i, p)
         else:
-            s.gallery[i, p, target] += 1
+            gallery[i, p, target] += 1
     else:
         q = dest - 1
-        occupant = s.room[i, q]
+        occupant = room[i, q]
         if occupant >= 0:  # hidden_castle: expelled onto the door square, never captured
-            s.gallery[i, occupant, R.door[q]] += 1
-        s.room[i, q] = p
+            gallery[i, occupant, R.door[q]] += 1
+        room[i, q] = p
         if R.kind[q] == RED:
-            _book(s, R, i, p, 1)
+            _book(spooky, R, i, p, 1)
         elif R.kind[q] == GREEN:
-            _book(s, R, i, p, -3)
-    s.roll[i] = 0
-    if _over_points_limit(s, R, i):
-        s.phase[i] = OVER
-        return
-    _after_turn(s, R, i, p)
+            _book(spooky, R, i, p, -3)
+    roll[i] = 0
+    return not _over_points_limit(spooky, R, i)
 
 
-@njit(cache=True, inline="always")
-def _advance_game(s, R, i, action, face, auto_roll, faces_out):
-    phase = s.phase[i]
-    if phase == PLACE and action >= 0:
-        apply_place(s, R, i, action)
-    elif phase == MOVE and action >= 0:
-        apply_move(s, R, i, action)
-    elif phase == ROLL and face >= 0:
-        apply_roll(s, R, i, face)
-        faces_out[i] = face
-    elif phase == ROLL and not auto_roll and face == -2:  # draw one roll from the game's stream
-        f = draw_face(s.rng, i)
-        apply_roll(s, R, i, f)
-        faces_out[i] = f
-    if auto_roll:
-        while s.phase[i] == ROLL:
-            apply_roll(s, R, i, draw_face(s.rng, i))
-    if s.phase[i] != MOVE:  # MOVE masks were written by apply_roll
-        fill_mask(s, R, i)
+# ---------------------------------------------------------------------------------------------
+# batch entry points
+
+
+@njit(**_RULE)
+def _advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
+    """Games ``lo..hi-1``: apply the decision ``actions[i]`` or, to a game at ROLL, the die face
+    ``faces[i]`` (-1: none; -2: one roll from the game's stream when not ``auto_roll``); roll
+    on when ``auto_roll``; leave the mask of each game's next decision in ``s.legal``."""
+    (phase, player, roll, gallery, room, stairs, supply, hugo, clock, spooky, _round, _rounds_done, rolls,
+     queue, queue_pos, queue_len, first_roller, truncated, rng, legal) = s
+    for i in range(lo, hi):
+        action = actions[i]
+        face = -1  # a face to apply before rolling on
+        turn_over = False  # a move or Hugo's move is done and the game goes on
+        if phase[i] == PLACE and action >= 0:
+            if apply_place(gallery, supply, queue, queue_pos, queue_len, player, i, action):
+                _enter_roll(phase, player, roll, rolls, truncated, R, i, first_roller[i])
+        elif phase[i] == MOVE and action >= 0:
+            if apply_move(gallery, room, stairs, spooky, hugo, roll, R, i, player[i], action):
+                turn_over = True
+            else:
+                phase[i] = OVER
+        elif phase[i] == ROLL and faces[i] >= 0:
+            face = faces[i]
+            faces_out[i] = face
+        elif phase[i] == ROLL and not auto_roll and faces[i] == -2:
+            face = draw_face(rng, i)
+            faces_out[i] = face
+        while True:
+            if turn_over:  # round end check, then the next roller (section 8)
+                turn_over = False
+                if not R.castle and _round_over(gallery, room, i):
+                    _end_round(s, R, i)
+                else:
+                    _enter_roll(phase, player, roll, rolls, truncated, R, i, _next_seat(R, player[i]))
+            if phase[i] != ROLL:
+                break
+            if face < 0:
+                if not auto_roll:
+                    break
+                face = draw_face(rng, i)
+            # the roller rolled `face` (section 4)
+            rolls[i] += 1
+            if face == HUGO:
+                if _move_hugo(gallery, stairs, spooky, hugo, clock, R, i):
+                    turn_over = True
+                else:
+                    phase[i] = OVER
+            else:
+                legal[i, :] = 0
+                if fill_move_mask(gallery, room, stairs, hugo, legal, R, i, player[i], face) > 0:
+                    phase[i] = MOVE
+                    roll[i] = face
+                else:  # no legal move: the roll is void
+                    _enter_roll(phase, player, roll, rolls, truncated, R, i, _next_seat(R, player[i]))
+            face = -1
+        if phase[i] != MOVE:  # MOVE masks were written by the roll
+            legal[i, :] = 0
+            if phase[i] == PLACE:
+                fill_place_mask(gallery, legal, i)
 
 
 @njit(cache=True)
 def step_serial(s, R, actions, faces, auto_roll, faces_out):
-    for i in range(s.phase.shape[0]):
-        _advance_game(s, R, i, actions[i], faces[i], auto_roll, faces_out)
+    """Advance every game of the batch: see ``_advance_games``."""
+    actions = np.asarray(actions)  # (a list of actions works too)
+    _advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
+
+
+_CHUNK = 64  # games per task of the threaded kernel
 
 
 @njit(cache=True, parallel=True)
 def step_parallel(s, R, actions, faces, auto_roll, faces_out):
-    for i in prange(s.phase.shape[0]):
-        _advance_game(s, R, i, actions[i], faces[i], auto_roll, faces_out)
+    """``step_serial`` with chunks of games spread over threads."""
+    s = GameState(*s)
+    R = Rules(*R)
+    actions = np.asarray(actions)
+    faces = np.asarray(faces)
+    b = len(actions)
+    for c in prange((b + _CHUNK - 1) // _CHUNK):
+        _advance_games(s, R, c * _CHUNK, min(b, (c + 1) * _CHUNK), actions, faces, auto_roll, faces_out)
+
+
+@njit(**_RULE)
+def _refresh_games(s, R):
+    for i in range(s.phase.shape[0]):
+        fill_mask(s.gallery, s.room, s.stairs, s.hugo, s.legal, s.phase, s.player, s.roll, R, i)
+
+
+@njit(cache=True)
+def refresh_legal(s, R):
+    """Recompute every game's legal mask (after a position was built or edited by hand)."""
+    _refresh_games(GameState(*s), Rules(*R))
+
+
+# ---------------------------------------------------------------------------------------------
+# random choices from per-game streams (agents, benchmarks)
+
+# a mask row is mostly zeros: random_legal_actions reads it as 64-bit words, eight entries each
+_ALL_BYTES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_BYTE_ONES = np.uint64(0x0101010101010101)  # (x * _BYTE_ONES) >> 56: sum of x's bytes, if < 256
+_EVEN_BYTES = np.uint64(0x00FF00FF00FF00FF)
+_SHORT_ONES = np.uint64(0x0001000100010001)
+
+
+@njit(**_RULE)
+def _byte_sum(x):
+    """Sum of the eight bytes of ``x`` (each byte up to 255)."""
+    pairs = (x & _EVEN_BYTES) + ((x >> np.uint64(8)) & _EVEN_BYTES)
+    return np.int64((pairs * _SHORT_ONES) >> np.uint64(48))
+
+
+@njit(**_RULE)
+def _draw_below(rng, i, n):
+    """A uniform integer in 0..n-1 from 32 random bits of stream ``rng[i]``."""
+    return np.int64(((next_random(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(**_RULE)
+def _choose_in_bytes(flat, r0, r1, rng, i):
+    """Uniform choice among the nonzero entries of ``flat[r0:r1]``: its offset from r0, or -1."""
+    n = 0
+    for a in range(r0, r1):
+        n += flat[a]
+    if n == 0:
+        return -1
+    k = _draw_below(rng, i, n)
+    for a in range(r0, r1):
+        if flat[a]:
+            if k == 0:
+                return a - r0
+            k -= 1
+    return -1
+
+
+@njit(**_RULE)
+def _choose_in_words(words, r0, r1, rng, i):
+    """``_choose_in_bytes`` for a row of at most 255 words (so that a byte of ``total`` cannot
+    overflow), read a word at a time: the first and last word are masked to the row's bytes,
+    and empty words are skipped."""
+    first = r0 >> 3
+    last = (r1 - 1) >> 3
+    head = _ALL_BYTES << np.uint64(8 * (r0 & 7))  # the row's bytes of its first word
+    tail = _ALL_BYTES >> np.uint64(8 * (7 - ((r1 - 1) & 7)))  # ... of its last word
+    if first == last:
+        total = words[first] & head & tail
+    else:
+        total = (words[first] & head) + (words[last] & tail)
+        for w in range(np.uint64(first + 1), np.uint64(last)):  # unsigned: vector code
+            total += words[w]
+    n = _byte_sum(total)
+    if n == 0:
+        return -1
+    k = _draw_below(rng, i, n)
+    w = first
+    x = words[w] & head
+    while True:  # the word holding the k-th legal entry
+        if w == last:
+            x &= tail
+        if x:
+            c = np.int64((x * _BYTE_ONES) >> np.uint64(56))
+            if k < c:
+                break
+            k -= c
+        w += 1
+        x = words[np.uint64(w)]
+    j = 0
+    while True:  # its byte
+        if (x >> np.uint64(8 * j)) & np.uint64(0xFF):
+            if k == 0:
+                break
+            k -= 1
+        j += 1
+    return w * 8 + j - r0
 
 
 @njit(cache=True)
 def random_legal_actions(legal, rng, out):
-    """Uniform random legal choice per game from per-game streams ``rng`` (-1 where none)."""
-    for i in range(legal.shape[0]):
-        n = 0
-        for a in range(legal.shape[1]):
-            n += legal[i, a]
-        if n == 0:
-            out[i] = -1
-            continue
-        k = np.int64(((next_random(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-        for a in range(legal.shape[1]):
-            if legal[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+    """Uniform random legal choice per game from per-game streams ``rng`` (-1 where none).
+
+    ``legal`` is a (B, A) mask of zeros and ones (int8, uint8 or bool). Game i chooses its k-th
+    legal entry, k = floor(u * n) for its n legal entries and 32 random bits u of its stream."""
+    b, width = legal.shape
+    if legal.itemsize != 1 or not legal.flags.c_contiguous:
+        for i in range(b):
+            out[i] = _choose_in_bytes(legal[i], 0, width, rng, i)
+        return
+    flat = np.ascontiguousarray(legal).reshape(-1).view(np.uint8)  # the mask itself, not a copy
+    num_words = flat.size >> 3
+    words = flat[: num_words * 8].view(np.uint64)
+    for i in range(b):
+        r0 = i * width
+        r1 = r0 + width
+        if r1 > r0 and (r1 - 1) >> 3 < num_words and ((r1 - 1) >> 3) - (r0 >> 3) < 255:
+            out[i] = _choose_in_words(words, r0, r1, rng, i)
+        else:  # an empty row, the last row when the buffer has odd bytes, or a very wide row
+            out[i] = _choose_in_bytes(flat, r0, r1, rng, i)
 
 
 @njit(cache=True)
@@ -491,10 +640,3 @@ def uniform_draws(rng, out):
     """One float in [0, 1) per stream."""
     for i in range(rng.shape[0]):
         out[i] = np.float64(next_random(rng, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True)
-def refresh_legal(s, R):
-    """Recompute every game's legal mask (after a position was built or edited by hand)."""
-    for i in range(s.phase.shape[0]):
-        fill_mask(s, R, i)
