@@ -72,6 +72,7 @@ class Weights:
     expel: float = 1.0  # hidden_castle: worth of expelling another player's guest
     others: float = 1.0  # weight of the other players' expected points (0: own points only)
     end_rolls: float = 2.0  # hidden_castle: rolls per point the worst player lacks to 46 (game end)
+    forced: float = 1.0  # hidden_castle: weight of the cost of being forced out of a room
 
     def array(self) -> np.ndarray:
         return _weights_array(self)
@@ -281,7 +282,61 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
                         best = gain
             gain_sum += best / 6.0
         total -= opportunity * (1.0 if rooms_open else locked) * gain_sum
+        if R.castle and w[11] != 0.0:
+            total += w[11] * forced_exit_cost(s, R, i, q, reach, tail, capture, expel)
         out[q] += total
+
+
+@njit(cache=True)
+def forced_exit_cost(s, R, i, q, reach, tail, capture, expel):
+    """hidden_castle: a player with no guest on the gallery must take one out of a room or the
+    cellar at its next number: the expected cost of the best such move (another room is free)."""
+    S = R.num_squares
+    for sq in range(S):
+        if s.gallery[i, q, sq] > 0:
+            return 0.0
+    in_cellar = False
+    for place in range(R.num_places + 1):
+        if s.stairs[i, q, place] > 0:
+            in_cellar = True
+    hugo_sq = s.hugo[i] - R.hugo_stairs
+    expected = 0.0
+    for f in range(4):
+        r = _NUMBERS[f]
+        best = 1e9
+        for origin in range(R.num_rooms + 1):
+            if origin < R.num_rooms:
+                if s.room[i, origin] != q:
+                    continue
+                first = R.door[origin]
+            else:
+                if not in_cellar:
+                    continue
+                first = R.arrow
+            for room in range(R.num_rooms):
+                if room == origin:
+                    continue
+                k = (R.door[room] - first) % S + 2
+                if k > r:
+                    continue
+                occupant = s.room[i, room]
+                cost = room_points(R, room, s.spooky[i, q])
+                if occupant >= 0:
+                    if k != r or occupant == q:
+                        continue
+                    cost -= expel
+                elif R.kind[room] == GREEN and k != r:
+                    continue
+                best = min(best, cost)
+            target = (first + r - 1) % S
+            if target == hugo_sq:
+                walk = capture
+            else:
+                walk = capture * capture_risk(reach, tail, R.num_players, hugo_distance(s, R, i, target))
+            best = min(best, walk)
+        if best < 1e9:
+            expected += best / 6.0
+    return expected
 
 
 @njit(cache=True)

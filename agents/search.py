@@ -9,17 +9,23 @@ The tree of a deciding game alternates:
   ``Engine.chance_outcomes``). The other players' rolls branch on Hugo (1/3) and on ``k`` of the
   four numbers (2/3 shared among them): all four (exact) when the budget allows, otherwise
   ``k`` drawn per node with common random numbers, so that every move of the root is judged
-  against the same dice (``k = 0`` when even that does not fit: one face drawn per roll);
+  against the same dice. When even Hugo and one number do not fit (``k = 0``), each move is
+  followed through as many sampled dice sequences as the budget allows (one face per roll,
+  drawn with the die's odds; the same sequences for every move) and its values averaged;
 - the other players' decisions are the ``expert``'s (an opponent model: the tree does not
   branch on them); a classic round end, where guests are placed again, ends a branch.
 
-Every leaf is a position where the searching player is about to roll (after ``turns`` of its
-own turns), a round end or a finished game, valued by the expert's evaluation (``agents.evaluation``) from
-its point of view: leaves of one phase keep the comparison between moves fair, which mixing
-depths would not (the evaluation is only roughly consistent from one roll to the next). The
-budget (positions per decision) picks the largest ``k`` whose tree fits. All games of a batch
-are searched together, level by level, with one engine call per level; a game's tree depends
-on its own position and random draw only, so it plays the same whatever batch it is in.
+Every leaf is a position right after the searching player's own move on its ``turns``-th next
+roll (``leaf=move``, the default: the kind of position the expert judges) or where it is about
+to roll (``leaf=roll``), a classic round end or a finished game, valued by the expert's
+evaluation (``agents.evaluation``) from its point of view. Leaves of one phase keep the
+comparison between moves fair, which mixing depths would not: the evaluation is only roughly
+consistent from one roll to the next. The budget (positions per decision) picks the largest
+``k`` whose tree fits (at least ``k = 0``).
+
+All games of a batch are searched together, level by level, with one engine call per level; a
+game's tree depends on its own position and random draw only, so it plays the same whatever
+batch it is in.
 """
 
 from __future__ import annotations
@@ -44,12 +50,12 @@ def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: We
 
 class SearchAgent(Agent):
     name = "search"
-    description = ("expectimax over the die until its own next roll: its moves maximised, chance nodes with "
-                   "the die's real odds (own rolls: all five outcomes; others' rolls: Hugo and as many of the "
-                   "numbers as the budget allows, common random numbers), the others modelled by the expert, "
-                   "leaves valued by the expert's evaluation (search:budget=N positions,turns=T)")
+    description = ("expectimax over the die through its own next turn: its moves maximised, chance nodes "
+                   "with the die's real odds (own rolls: all five outcomes; others' rolls: Hugo and as many of "
+                   "the numbers as the budget allows, common random numbers), the others modelled by the "
+                   "expert, leaves valued by the expert's evaluation (search:budget=N positions,turns=T)")
 
-    def __init__(self, budget: int = 300, turns: int = 1, leaf: str = "move", **weights):
+    def __init__(self, budget: int = 1000, turns: int = 1, leaf: str = "move", **weights):
         if budget < 1 or turns < 1:
             raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
         if leaf not in ("move", "roll"):
@@ -86,24 +92,39 @@ class SearchAgent(Agent):
             k = np.where(size <= self.budget, cand, k)
         return k
 
+    def samples_per_move(self, children: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Dice sequences followed per root move: 1, or with k = 0 as many as the budget allows."""
+        own_turns = self.turns if self.leaf == "move" else self.turns - 1
+        size = children * OWN_ROLL_POSITIONS ** own_turns
+        return np.where(k > 0, 1, np.maximum(1, self.budget // np.maximum(size, 1))).astype(np.int64)
+
     # ------------------------------------------------------------------------------------------
     def search(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray,
                values_out: list | None = None) -> np.ndarray:
-        """Best move of each of ``state``'s games ``games`` (all at MOVE)."""
-        n = len(games)
+        """Best move of each of ``state``'s games ``games`` (all at MOVE); ``values_out`` receives
+        the values of the root's moves (for tests)."""
         me = state.player[games].astype(np.int64)
         root = expand(engine, state, games)
-        k = self.numbers_per_roll(np.diff(root.start), engine.num_players)
+        children = np.diff(root.start)
+        k = self.numbers_per_roll(children, engine.num_players)
+        samples = self.samples_per_move(children, k)
         crn = (draws * (1 << 40)).astype(np.int64)  # per-game seed of the sampled numbers
+
+        # with k = 0, every root move is followed through `samples` sampled dice sequences (the
+        # same sequences for every move of a game): one copy of the move per sequence
+        copies = samples[root.parent]
+        replica = np.repeat(np.arange(len(root.parent)), copies)  # root move of each copy
+        sequence = np.arange(len(replica)) - np.repeat(np.cumsum(copies) - copies, copies)
 
         # chance nodes level by level: positions, owning game, reach probability, own turns
         # still to search, path code (the same for every root move: common random numbers)
-        st, g = root.state, root.parent
+        st = root.state.take(replica) if len(replica) != len(root.parent) else root.state
+        g = root.parent[replica]
         turns = np.full(len(g), self.turns, np.int64)
-        code = np.zeros(len(g), np.uint64)
+        code = sequence.astype(np.uint64)
         levels = []  # per level: positions, game, parent max node, expanded nodes, and per max node
         #              below them its face's probability and its chance node
-        parent_max = root.parent
+        parent_max = replica
         # a cap on the levels: a classic round end can let the others roll more than once
         max_level = (self.turns + 1) * (2 * engine.num_players + 1)
         level = -1
@@ -165,6 +186,8 @@ class SearchAgent(Agent):
             if level > 0:
                 below = np.full(len(levels[level - 1][5]), -np.inf)
                 np.maximum.at(below, parent_max, values)
+        # a root move's value: the mean over its sampled sequences (one copy when k >= 1)
+        values = np.bincount(replica, weights=values, minlength=len(root.parent)) / copies
         best = pick_best(values, root.start, draws)
         if values_out is not None:
             values_out.append(values)

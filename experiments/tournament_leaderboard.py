@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+NOTES = "## Notes"  # LEADERBOARD.md keeps everything from this heading on when it is rewritten
 CONFIGS = [("midnight_party", 2), ("midnight_party", 4), ("midnight_party", 6),
            ("hidden_castle", 2), ("hidden_castle", 4), ("hidden_castle", 6)]
 
@@ -109,6 +110,10 @@ def write_markdown(args: Args) -> Path:
         lines.append(markdown_table(leaderboard(results)))
         lines.append("")
     path = ROOT / "LEADERBOARD.md"
+    if path.exists():  # keep the hand-written notes (the analysis of the results) below the tables
+        old = path.read_text(encoding="utf-8")
+        if NOTES in old:
+            lines += ["", old[old.index(NOTES):].rstrip(), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 

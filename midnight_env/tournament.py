@@ -20,7 +20,7 @@ next ``resume`` plays again (identically: games depend on their seeds only), and
 counted twice, whoever adds it.
 
 **Leaderboard.** Plackett-Luce ratings (openskill) on each game's finishing order (ties share a
-rank), mean spooky points with 95 % confidence intervals clustered by deal (the copies of a deal
+rank), averaged over shuffled game orders so that no game counts more than another; mean spooky points with 95 % confidence intervals clustered by deal (the copies of a deal
 are correlated), win rate (a shared win counts) and mean rank.
 """
 
@@ -445,18 +445,41 @@ def _clustered_mean(values: np.ndarray, clusters: np.ndarray) -> tuple[float, fl
     return mean, 1.96 * se
 
 
-def leaderboard(results: Results) -> list[Standing]:
-    """Standings, best rating first; ratings from Plackett-Luce updates in game-index order."""
+RATING_ORDERS = 8  # shuffled game orders the ratings are averaged over
+
+
+def ratings(results: Results, orders: int = RATING_ORDERS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Plackett-Luce (openskill) rating mu and sigma per agent, independent of the game order.
+
+    openskill updates one game at a time, so a single pass weighs the early games more than the
+    late ones (its sigma shrinks as it goes). The passes here run over ``orders`` shuffled game
+    orders, each from the same prior, and are averaged: mu is the mean of the passes, sigma
+    combines each pass's sigma with the spread of mu between passes.
+    """
     from openskill.models import PlackettLuce
 
     names = results.config.agents
     model = PlackettLuce(tau=0.0)  # the agents do not change during a tournament
-    ratings = [model.rating(name=name) for name in names]
-    for lineup, ranks in zip(results.lineups, results.ranks):
-        teams = [[ratings[k]] for k in lineup]
-        new = model.rate(teams, ranks=[int(r) for r in ranks])
-        for k, team in zip(lineup, new):
-            ratings[k] = team[0]
+    rng = np.random.default_rng(seed)
+    mus = np.zeros((orders, len(names)))
+    sigmas = np.zeros((orders, len(names)))
+    for o in range(orders):
+        current = [model.rating(name=name) for name in names]
+        for g in rng.permutation(results.num_games):
+            lineup = results.lineups[g]
+            new = model.rate([[current[k]] for k in lineup], ranks=[int(r) for r in results.ranks[g]])
+            for k, team in zip(lineup, new):
+                current[k] = team[0]
+        mus[o] = [r.mu for r in current]
+        sigmas[o] = [r.sigma for r in current]
+    spread = mus.var(axis=0, ddof=1) if orders > 1 else 0.0
+    return mus.mean(axis=0), np.sqrt((sigmas ** 2).mean(axis=0) + spread)
+
+
+def leaderboard(results: Results) -> list[Standing]:
+    """Standings, best rating (mu - 3 sigma) first."""
+    names = results.config.agents
+    mu, sigma = ratings(results)
     standings = []
     seats_deal = np.repeat(results.deals, results.config.num_players)
     for k, name in enumerate(names):
@@ -464,8 +487,8 @@ def leaderboard(results: Results) -> list[Standing]:
         pts = results.points.reshape(-1)[mask].astype(np.float64)
         rks = results.ranks.reshape(-1)[mask]
         mean, half = _clustered_mean(pts, seats_deal[mask])
-        standings.append(Standing(agent=name, games=int(mask.sum()), mu=float(ratings[k].mu),
-                                  sigma=float(ratings[k].sigma), mean_points=mean, points_ci=half,
+        standings.append(Standing(agent=name, games=int(mask.sum()), mu=float(mu[k]),
+                                  sigma=float(sigma[k]), mean_points=mean, points_ci=half,
                                   win_rate=float((rks == 1).mean()) if len(rks) else float("nan"),
                                   mean_rank=float(rks.mean()) if len(rks) else float("nan")))
     standings.sort(key=lambda s: -s.ordinal)
@@ -575,6 +598,7 @@ class TournamentRun:
     elapsed: float
     results: Results
     standings: list[Standing]
+    records_written: int | None = None  # records in the --records file (None: not asked for)
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
@@ -610,9 +634,8 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
                           res.truncated, commit, res.records)
                 bar.update(len(chunk))
         elapsed = time.perf_counter() - start
-        if records is not None:
-            store.export_records(records, games)
+        written = store.export_records(records, games) if records is not None else None
         results = store.results(games)
     finally:
         store.close()
-    return TournamentRun(config, games, len(todo), elapsed, results, leaderboard(results))
+    return TournamentRun(config, games, len(todo), elapsed, results, leaderboard(results), written)

@@ -225,4 +225,26 @@ def test_search_budget_chooses_how_many_numbers_it_follows():
     # 40 moves: not even Hugo and one number fit, so one face is drawn per roll
     assert agent.numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
     # leaves after its own next move: about 24 positions more per leaf
-    assert SearchAgent(budget=300 * 24).numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
+    deep = SearchAgent(budget=300 * 24)
+    assert deep.numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
+    # k = 0: as many sampled dice sequences per move as fit (7200 // (40 * 24) = 7)
+    assert deep.samples_per_move(np.array([6, 40]), np.array([2, 0])).tolist() == [1, 7]
+
+
+def test_search_with_sampled_sequences_plays_legal_reproducible_games():
+    engine = Engine("hidden_castle", 6)
+    agents = [make_agent("search:budget=150"), make_agent("expert")]
+    lineups = np.array([[0, 1, 1, 1, 1, 1], [1, 1, 0, 1, 1, 1]])
+    first = play_batch(engine, agents, lineups, [3, 4])
+    second = play_batch(engine, agents, lineups[1:], [4])
+    assert np.array_equal(first.points[1], second.points[0])
+
+
+def test_castle_expert_forced_out_of_a_room_takes_the_safest_way():
+    engine = Engine("hidden_castle", 2)
+    # no guest on the gallery: player 0 must leave room 4 (door 16); a 4 reaches free room 5
+    # (door 17) or walks to square 19, four steps ahead of Hugo on 15
+    state = make_position(engine, rooms={4: 0, 0: 1}, gallery={3: [1]}, hugo="g15", clock="1:00", roll=4)
+    legal = {engine.layout.to_notation(a, 4) for a in np.flatnonzero(state.legal[0])}
+    assert {"r4>r5", "r4>g19"} <= legal
+    assert decide("expert", engine, state) == "r4>r5"

@@ -62,5 +62,7 @@ def run(args: argparse.Namespace) -> int:
     paths = write_leaderboard(run_.standings, results, out, db.stem, command)
     print("written: " + ", ".join(str(p) for p in paths.values()))
     if args.records:
-        print(f"records: {args.records}")
+        missing = results.num_games - (run_.records_written or 0)
+        print(f"records: {run_.records_written} games written to {args.records}"
+              + (f" ({missing} games were played earlier without --records and have none)" if missing else ""))
     return 0
