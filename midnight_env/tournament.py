@@ -49,7 +49,7 @@ FORMAT = "midnight-tournament/1"
 DEFAULT_DB = "midnight_tournament.sqlite"
 DEFAULT_VARIANT = "midnight_party"
 DEFAULT_PLAYERS = 4
-DEFAULT_GAMES = 1200
+DEFAULT_GAMES = 1000  # at least; rounded up to complete schedule cycles (see default_games)
 # agents left out of the default tournament: too slow for a run of a few minutes, or needing
 # options (a trained model's file)
 SLOW_AGENTS = ("ppo",)
@@ -161,6 +161,15 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
 
 # ------------------------------------------------------------------------------------------------
 # schedule
+
+
+def default_games(config: TournamentConfig, minimum: int = DEFAULT_GAMES) -> int:
+    """At least ``minimum`` games, rounded up to complete cycles of the schedule (every agent set
+    once) when a cycle is short enough, else to complete deals."""
+    n = config.num_players
+    cycle = math.comb(len(config.agents), n) * n
+    unit = cycle if cycle <= 2 * minimum else n
+    return unit * math.ceil(minimum / unit)
 
 
 def _hash_int(*parts: Any) -> int:

@@ -265,3 +265,36 @@ def test_cli_runs_and_writes_the_leaderboard(tmp_path, capsys):
     assert "coward" in out and "written:" in out
     for name in ("r_leaderboard.md", "r_leaderboard.csv", "r_ratings.png"):
         assert (tmp_path / name).exists()
+
+
+def test_default_games_complete_the_schedule_cycles():
+    from midnight_env.tournament import default_games
+
+    seven = make_tournament_config("midnight_party", 4, ["random", "runner", "coward", "green_hunter", "placer",
+                                                          "expert", "search"])
+    assert default_games(seven) == 1120  # 35 agent sets x 4 copies = 140 games a cycle, 8 cycles
+    assert default_games(make_tournament_config("hidden_castle", 2, FAST)) == 1002  # 6 games a cycle
+
+
+def test_no_arguments_run_the_default_tournament(monkeypatch, tmp_path):
+    import midnight_env.commands.tournament as command
+    from midnight_env.tournament import DEFAULT_DB, default_agents, default_games
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(config, games, db, **kwargs):
+        seen.update(config=config, games=games, db=db)
+        raise Stop
+
+    monkeypatch.setattr(command, "run_tournament", fake_run)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(Stop):
+        cli.main(["tournament"])
+    config = seen["config"]
+    assert (config.variant, config.num_players) == ("midnight_party", 4)
+    assert list(config.agents) == default_agents("midnight_party", 4)
+    assert {"random", "coward", "expert", "search"} <= set(config.agents)
+    assert seen["games"] == default_games(config) >= 1000 and seen["db"] == DEFAULT_DB

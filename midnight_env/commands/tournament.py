@@ -1,7 +1,7 @@
 """``midnight tournament``: a balanced tournament between agents, results in SQLite, a leaderboard.
 
-With no arguments it runs the default: the built-in agents (all but the slow ones) on
-midnight_party with 4 players, 1,200 games, into
+With no arguments it runs the default: every registered agent that can play the game (all but
+slow ones) on midnight_party with 4 players, about 1,000 games (complete schedule cycles), into
 ``midnight_tournament.sqlite`` in the working directory, and prints the leaderboard.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from midnight_env.cli import parse_set_options
 from midnight_env.config import VARIANTS
-from midnight_env.tournament import (DEFAULT_DB, DEFAULT_GAMES, DEFAULT_PLAYERS, DEFAULT_VARIANT,
+from midnight_env.tournament import (DEFAULT_DB, DEFAULT_GAMES, DEFAULT_PLAYERS, DEFAULT_VARIANT, default_games,
                                      make_tournament_config, print_table, run_tournament, write_leaderboard)
 
 
@@ -23,14 +23,16 @@ def add_parser(sub) -> None:
         "tournament", help="play a balanced tournament between agents and print the leaderboard",
         description="Play a tournament: deals of seat-rotated copies with identical dice, every agent on every "
                     "seat equally often; results go to SQLite (resumable after a kill); the leaderboard "
-                    "(Plackett-Luce ratings, mean spooky points with 95%% intervals, win rate, mean rank) is "
-                    "printed and written as Markdown, CSV and PNG. With no arguments: the built-in agents on "
-                    f"{DEFAULT_VARIANT}, {DEFAULT_PLAYERS} players, {DEFAULT_GAMES} games.")
+                    "(Plackett-Luce ratings, mean spooky points with 95% intervals, win rate, mean rank) is "
+                    "printed and written as Markdown, CSV and PNG. With no arguments: every registered agent "
+                    f"that can play the game on {DEFAULT_VARIANT}, {DEFAULT_PLAYERS} players, about "
+                    f"{DEFAULT_GAMES} games.")
     p.add_argument("--variant", default=DEFAULT_VARIANT, help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
     p.add_argument("--players", type=int, default=DEFAULT_PLAYERS, help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
     p.add_argument("--agents", help="comma-separated agent specs, at least as many as players "
                                     "(default: every registered agent that needs no options, except slow ones)")
-    p.add_argument("--games", type=int, default=DEFAULT_GAMES, help=f"games to play (default {DEFAULT_GAMES})")
+    p.add_argument("--games", type=int, help=f"games to play (default: {DEFAULT_GAMES} rounded up to complete "
+                                             "cycles of the schedule, every agent set once)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed: the schedule and every game's dice (default 0)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default ./{DEFAULT_DB})")
     p.add_argument("--resume", action="store_true",
@@ -47,13 +49,14 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
                                     parse_set_options(args.options))
-    run_ = run_tournament(config, args.games, db=args.db, resume=args.resume, batch_size=args.batch_size,
+    games = args.games if args.games is not None else default_games(config)
+    run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
                           records=args.records, progress=not args.no_progress)
     results = run_.results
     if run_.played:
         print(f"played {run_.played} games in {run_.elapsed:.1f} s ({run_.played / max(run_.elapsed, 1e-9):.1f} games/s)")
     else:
-        print(f"all {args.games} games were already in {args.db}")
+        print(f"all {games} games were already in {args.db}")
     title = (f"{config.variant}, {config.num_players} players, {results.num_games} games, seed {config.seed}")
     print_table(run_.standings, title)
     db = Path(args.db)
