@@ -525,19 +525,27 @@ def format_table(standings: list[Standing]) -> str:
 
 
 def print_table(standings: list[Standing], title: str = "") -> None:
+    """The standings on stdout: a rich table on a terminal, aligned plain text otherwise (pipes and
+    files get every agent name in full)."""
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:  # rich is optional
-        print(title)
+        Console = None
+    console = Console() if Console is not None else None
+    if console is None or not console.is_terminal:
+        if title:
+            print(title)
         print(format_table(standings))
         return
     table = Table(title=title or None)
+    longest = max((len(s.agent) for s in standings), default=5)
     for c, head in enumerate(_HEADER):
-        table.add_column(head, justify="left" if c == 1 else "right")
+        table.add_column(head, justify="left" if c == 1 else "right", no_wrap=True,
+                         min_width=longest if c == 1 else None)
     for row in _rows(standings):
         table.add_row(*row)
-    Console().print(table)
+    console.print(table)
 
 
 def markdown_table(standings: list[Standing]) -> str:
