@@ -13,6 +13,7 @@ same whatever batch it runs in. Dice are also explicit chance outcomes: ``chance
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -27,7 +28,11 @@ ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never 
 # with other work (load 4-7), it stepped 4096 games 7 times slower than the serial kernel (its
 # OpenMP threads spin-wait for cores other processes hold), and still 10% slower with
 # OMP_WAIT_POLICY=passive; it only pays on a machine with idle cores.
-PARALLEL_FROM = 8192
+# Batches at least this large run numba's threaded kernels (engine, observation encoder, VectorEnv).
+# Threads pay off only on idle cores: on a shared, loaded 2-core machine numba's waiting worker
+# threads made batch 4096 several times slower than the serial kernel (BENCHMARKS.md). Set the
+# environment variable MIDNIGHT_PARALLEL_FROM (e.g. 1024 on a dedicated machine) to change it.
+PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "8192"))
 
 
 class Engine:

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from midnight_env.engine import PARALLEL_FROM  # one threshold for every kernel
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
 # roll 0..5 -> one-hot slot (roll 1, 2, 4, 5 -> 0..3), then roll + 6 -> 1 if the roll is a number
 ROLL_SLOT = np.array([0, 0, 1, 0, 2, 3, 0, 1, 1, 0, 1, 1], dtype=np.int64)
-PARALLEL_FROM = 1024  # batches at least this large are encoded by the threaded kernel
 
 # offsets vector indices (``ObservationLayout.offsets``)
 _GALLERY, _SUPPLY, _ROOM, _STAIRS, _HUGO, _OPEN, _CLOCK, _SPEED, _SPOOKY, _ROUND, _PHASE, _ROLL, \
