@@ -37,7 +37,7 @@ from agents.base import Agent, Decisions
 from agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate
 from agents.expert import greedy_choices
 from midnight_env.engine import Engine
-from midnight_env.state import HUGO, MOVE, PLACE, ROLL, GameState
+from midnight_env.state import HUGO, MOVE, ROLL, GameState
 
 
 def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: Weights) -> None:

@@ -14,7 +14,7 @@ from agents.search import SearchAgent
 from midnight_env import Engine
 from midnight_env.engine import agent_streams
 from midnight_env.play import play_batch
-from midnight_env.positions import action, make_position
+from midnight_env.positions import make_position
 from midnight_env.state import MOVE, ROLL
 
 BUILT_IN = ["random", "runner", "coward", "green_hunter", "placer", "expert"]

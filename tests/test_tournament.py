@@ -162,7 +162,7 @@ def test_extending_and_resuming_adds_only_missing_games(tmp_path):
 def test_kill_dash_nine_then_resume_loses_and_doubles_nothing(tmp_path):
     db = tmp_path / "killed.sqlite"
     args = [sys.executable, "-m", "midnight_env.cli", "tournament", "--variant", "midnight_party", "--players", "3",
-            "--agents", "random,runner,coward", "--games", "300", "--seed", "9", "--batch-size", "6",
+            "--agents", "random,runner,coward", "--games", "600", "--seed", "9", "--batch-size", "4",
             "--db", str(db), "--out", str(tmp_path), "--no-progress"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -184,18 +184,18 @@ def test_kill_dash_nine_then_resume_loses_and_doubles_nothing(tmp_path):
         if proc.poll() is None:
             proc.kill()
     stored = _count(db)
-    assert 12 <= stored < 300
+    assert 12 <= stored < 600
     refused = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert refused.returncode == 2 and "--resume" in refused.stderr and _count(db) == stored
     resumed = subprocess.run(args + ["--resume"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     # every game once, and the same games an uninterrupted run plays
     config = make_tournament_config("midnight_party", 3, ["random", "runner", "coward"], seed=9)
-    clean = run_tournament(config, 300, db=tmp_path / "clean.sqlite", batch_size=64, progress=False)
+    clean = run_tournament(config, 600, db=tmp_path / "clean.sqlite", batch_size=64, progress=False)
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT game_index, points, ranks FROM games ORDER BY game_index").fetchall()
-        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 300 * 3
-    assert [r[0] for r in rows] == list(range(300))
+        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 600 * 3
+    assert [r[0] for r in rows] == list(range(600))
     assert np.array_equal(np.array([json.loads(r[1]) for r in rows]), clean.results.points)
 
 
