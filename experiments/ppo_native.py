@@ -19,6 +19,7 @@ learning_curve.png; ``--save-model PATH`` writes the final model there too.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import time
@@ -26,6 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+# torch's OpenMP threads otherwise spin between parallel regions and fight numba's threads (and any
+# other process) for the cores: 8x slower on a busy 2-core machine. Must be set before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import torch
@@ -265,7 +270,7 @@ def main(argv=None):
     config = to_mapping(args)
     write_config(run_dir, config)
     logger = MetricLogger(run_dir)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
 
     net = Network(D, A, args.hidden_sizes)
     previous = None
@@ -310,9 +315,7 @@ def main(argv=None):
     # -- opponent pool: heuristics by spec, 'self' = frozen snapshots --------------------------------
     heuristics = [make_agent(s) for s in args.opponents if s != "self"]
     specs = [s for s in args.opponents if s != "self"] + (["self"] if "self" in args.opponents else [])
-    snapshots = [Network(D, A, args.hidden_sizes) for _ in range(args.pool_size if "self" in specs else 0)]
-    for snap in snapshots:
-        snap.load_state_dict(net.state_dict())
+    snapshots = [copy.deepcopy(net) for _ in range(args.pool_size if "self" in specs else 0)]
     snap_next = 0
     H = len(heuristics)  # lineup codes: -1 learner, 0..H-1 heuristic, H+j snapshot j
     lineup = np.full((B, N), -1, np.int64)
@@ -441,6 +444,8 @@ def main(argv=None):
         elapsed = time.perf_counter() - start
         last_metrics = {
             "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": global_step / elapsed,
+            # per CPU-second of this process (all its threads): the cost, whatever else runs on the machine
+            "charts/cpu_SPS": global_step / (time.process_time() - cpu_start),
             "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
             "charts/illegal_actions": illegal,
             "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),

@@ -167,6 +167,11 @@ class OpponentPool(Agent):
 
 def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """Run one training; returns the run folder, the final metrics and the model (see module doc)."""
+    import os
+    import sys
+
+    if "torch" not in sys.modules:  # spinning OpenMP threads fight numba's for the cores (see ppo_native.py)
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -183,7 +188,7 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     resolved = to_mapping(config)
     write_config(run_dir, resolved)
     metrics = MetricLogger(run_dir)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
 
     # -- env with its opponent pool ----------------------------------------------------------------
     from agents import make_agent
@@ -288,7 +293,8 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
                 # env steps: the learner's decisions and the opponents' (every decision is one step)
                 metrics.log(t, {"charts/episodic_points": float(np.mean(self.points)),
                                 "charts/win_rate": float(np.mean(np.array(self.ranks) == 1)),
-                                "charts/env_SPS": (t + pool.decisions) / elapsed})
+                                "charts/env_SPS": (t + pool.decisions) / elapsed,
+                                "charts/cpu_env_SPS": (t + pool.decisions) / (time.process_time() - cpu_start)})
                 self.points, self.ranks = [], []
             if t >= self.next_snap:
                 take_snapshot(self.snaps)
