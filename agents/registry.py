@@ -1,6 +1,7 @@
 """Agents by name: ``make_agent("random")``, ``make_agent("search:budget=200")``.
 
-A spec is ``name`` or ``name:key=value,key=value`` (options passed to the agent's constructor).
+A spec is ``name`` or ``name:key=value,key=value`` (options passed to the agent's constructor);
+a bare first value is the option ``path`` (``ppo:runs/x/model.npz``).
 ``list_agents()`` gives (name, description) for every registered agent, for ``midnight agents``.
 Plugins register with :func:`register`.
 """
@@ -40,8 +41,11 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     name, _, rest = spec.strip().partition(":")
     options = {}
     if rest:
-        for part in rest.split(","):
+        for k, part in enumerate(rest.split(",")):
             key, eq, value = part.partition("=")
+            if not eq and k == 0 and part.strip():  # `ppo:models/x.npz`: a bare first value is the path
+                options["path"] = part.strip()
+                continue
             if not eq or not key:
                 raise AgentError(f"agent option {part!r} in {spec!r} must be key=value")
             options[key.strip()] = _parse_value(value.strip())

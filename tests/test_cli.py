@@ -124,3 +124,10 @@ def test_bench_command_prints_decisions_per_second(capsys):
     assert code == 0
     rows = [line.split() for line in out.splitlines() if line.startswith(("midnight_party", "hidden_castle"))]
     assert len(rows) == 4 and all(float(r[-1].replace(",", "")) > 0 for r in rows)
+
+
+def test_agent_spec_with_a_bare_path_loads_a_model_file():
+    from agents import make_agent
+
+    agent = make_agent("ppo:agents/models/ppo-midnight_party-4p.npz")
+    assert agent.name == "ppo:agents/models/ppo-midnight_party-4p.npz"
