@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from midnight_env.cli import UsageError, parse_set_options
 from midnight_env.config import VARIANTS
 from midnight_env.engine import Engine
@@ -31,3 +33,16 @@ def seat_agents(spec: str, num_players: int) -> list[str]:
         raise UsageError(f"--agents {spec!r} names {len(names)} agents: give one for every seat or "
                          f"exactly {num_players} (one per seat)")
     return names
+
+
+def seat_lineup(spec: str, num_players: int):
+    """Agents of ``--agents`` built once each, and the line-up indexing them per seat.
+
+    Returns (agents, lineup, names): ``agents[lineup[seat]]`` plays ``seat``; ``names`` lists
+    the distinct specs in the order of ``agents``."""
+    from agents import make_agent
+
+    per_seat = seat_agents(spec, num_players)
+    names = sorted(set(per_seat), key=per_seat.index)
+    agents = [make_agent(n) for n in names]
+    return agents, np.array([names.index(n) for n in per_seat]), names

@@ -8,9 +8,8 @@ import time
 
 import numpy as np
 
-from agents import make_agent
 from agents.base import Decisions
-from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_agents
+from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
 from midnight_env.engine import Engine, agent_streams
 from midnight_env.records import face_name, read_records, replay_record, engine_for_record, RecordError
 from midnight_env.state import MOVE, PLACE, ROLL
@@ -88,8 +87,6 @@ def run(args: argparse.Namespace) -> int:
         show_record(args.record, args.line, args.delay, not args.no_color)
         return 0
     engine = engine_from_args(args)
-    names = seat_agents(args.agents, engine.num_players)
-    unique = sorted(set(names), key=names.index)
-    agents = [make_agent(n) for n in unique]
-    show_game(engine, agents, [unique.index(n) for n in names], args.seed, args.delay, not args.no_color)
+    agents, lineup, _ = seat_lineup(args.agents, engine.num_players)
+    show_game(engine, agents, lineup, args.seed, args.delay, not args.no_color)
     return 0

@@ -8,8 +8,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from agents import make_agent
-from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_agents
+from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
 from midnight_env.play import play_batch
 from midnight_env.records import write_records
 
@@ -35,10 +34,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--games {args.games} is out of range: allowed are 1 or more")
     if args.batch_size < 1:
         raise ValueError(f"--batch-size {args.batch_size} is out of range: allowed are 1 or more")
-    names = seat_agents(args.agents, engine.num_players)
-    unique = sorted(set(names), key=names.index)
-    agents = [make_agent(n) for n in unique]
-    lineup = np.array([unique.index(n) for n in names])
+    agents, lineup, unique = seat_lineup(args.agents, engine.num_players)
+    names = [unique[k] for k in lineup]
     if args.render:
         from midnight_env.commands.render import show_game
 
