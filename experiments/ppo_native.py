@@ -35,6 +35,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import torch
 import torch.nn as nn
+from numba import njit
 from tqdm import tqdm
 
 from agents import Decisions, make_agent
@@ -106,6 +107,8 @@ class Args:
     """rewards (minus spooky points) are multiplied by this before learning"""
     hidden_sizes: list[int] = field(default_factory=lambda: [128, 128])
     """widths of the shared tanh trunk; the policy and value heads are linear on top"""
+    max_legal: int = 32
+    """legal actions a decision may have (the softmax runs over these slots only; the rules' most is 28)"""
     self_play: float = 1.0
     """fraction of games where every seat is the learner; in the others one seat learns against opponents"""
     opponents: list[str] = field(default_factory=lambda: ["self", "expert", "coward"])
@@ -137,7 +140,11 @@ class Args:
 
 
 class Network(nn.Module):
-    """Shared tanh trunk, linear policy (one logit per action) and value heads."""
+    """Shared tanh trunk, linear policy (one logit per action) and value heads.
+
+    The policy is read at each decision's legal actions only, packed into ``slots`` (see
+    :func:`legal_slots`): the softmax runs over a few dozen slots instead of every action.
+    """
 
     def __init__(self, obs_size: int, num_actions: int, hidden: list[int]):
         super().__init__()
@@ -155,15 +162,44 @@ class Network(nn.Module):
         nn.init.constant_(layer.bias, 0.0)
         return layer
 
-    def forward(self, obs, mask):
+    def forward(self, obs, slots, open_):
         h = self.trunk(obs)
-        logits = self.policy(h).masked_fill(~mask, -1e9)  # illegal actions get no probability
+        logits = self.policy(h).gather(1, slots).masked_fill(~open_, -1e9)  # empty slots get no probability
         return logits, self.value(h).squeeze(-1)
 
     def weights(self) -> dict[str, np.ndarray]:
         trunk = [m for m in self.trunk if isinstance(m, nn.Linear)]
         return {**linear_weights("shared", trunk), **linear_weights("policy", [self.policy]),
                 **linear_weights("value", [self.value])}
+
+
+@njit(cache=True)
+def _pack_legal(legal, slots, open_):
+    most = 0
+    width = slots.shape[1]
+    for i in range(legal.shape[0]):
+        k = 0
+        for a in range(legal.shape[1]):
+            if legal[i, a]:
+                if k < width:
+                    slots[i, k] = a
+                k += 1
+        for j in range(width):
+            open_[i, j] = j < k
+            if j >= k:
+                slots[i, j] = 0
+        most = max(most, k)
+    return most
+
+
+def legal_slots(legal: np.ndarray, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(slots, open): each row's legal actions in order in its first slots (n, width), the rest closed."""
+    slots = np.empty((legal.shape[0], width), np.int64)
+    open_ = np.empty((legal.shape[0], width), np.bool_)
+    most = _pack_legal(legal, slots, open_)
+    if most > width:
+        raise ValueError(f"a decision has {most} legal actions: raise max_legal (now {width}) to at least {most}")
+    return torch.from_numpy(slots), torch.from_numpy(open_)
 
 
 def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -238,7 +274,7 @@ def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float
             break
         choice = agent.act(Decisions(engine, state, deciding, rng))
         obs.append(encode_observations(engine, state, deciding))
-        masks.append(state.legal[deciding].astype(bool))
+        masks.append(state.legal[deciding])
         actions.append(choice)
         players = state.player[deciding].astype(np.int64)
         before.append(state.spooky[deciding, players])
@@ -286,20 +322,23 @@ def main(argv=None):
 
     # -- optional warm start: imitate an agent ------------------------------------------------------
     if args.imitate and args.imitate_games > 0:
-        o, m, a, r = (torch.from_numpy(x) for x in imitation_data(engine, args.imitate, args.imitate_games,
-                                                                  args.seed * 10**6 + 5 * 10**8, args.reward_scale))
+        o, masks, choices, r = imitation_data(engine, args.imitate, args.imitate_games,
+                                              args.seed * 10**6 + 5 * 10**8, args.reward_scale)
+        o, r = torch.from_numpy(o), torch.from_numpy(r)
+        sl, op = legal_slots(masks, args.max_legal)
+        a = (sl == torch.from_numpy(choices)[:, None]).int().argmax(1)  # the agent's choice as a slot
         n = len(a)
         probe = torch.arange(min(n, 20000))
 
         def accuracy() -> float:
             with torch.no_grad():
-                return (net(o[probe], m[probe])[0].argmax(1) == a[probe]).float().mean().item()
+                return (net(o[probe], sl[probe], op[probe])[0].argmax(1) == a[probe]).float().mean().item()
 
         logger.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
         for epoch in range(args.imitate_epochs):
             ces, vls = [], []
             for idx in torch.randperm(n, generator=gen).split(1024):
-                logits, v = net(o[idx], m[idx])
+                logits, v = net(o[idx], sl[idx], op[idx])
                 ce = nn.functional.cross_entropy(logits, a[idx])
                 vloss = ((v - r[idx]) ** 2).mean()
                 optimizer.zero_grad()
@@ -336,7 +375,9 @@ def main(argv=None):
 
     # -- rollout storage ----------------------------------------------------------------------------
     obs_buf = torch.zeros((T, B, D))
-    mask_buf = torch.zeros((T, B, A), dtype=torch.bool)
+    K = args.max_legal
+    slot_buf = torch.zeros((T, B, K), dtype=torch.long)
+    open_buf = torch.zeros((T, B, K), dtype=torch.bool)
     act_buf = torch.zeros((T, B), dtype=torch.long)
     logp_buf = torch.zeros((T, B))
     val_buf = np.zeros((T, B), np.float32)
@@ -362,25 +403,29 @@ def main(argv=None):
             seats = state.player.astype(np.int64)
             who = lineup[np.arange(B), seats]
             learn = who < 0
-            obs_t, mask_t = torch.from_numpy(obs["observation"]), torch.from_numpy(obs["action_mask"].view(np.bool_))
-            obs_buf[t], mask_buf[t] = obs_t, mask_t
+            obs_t = torch.from_numpy(obs["observation"])
+            mask_t = torch.from_numpy(obs["action_mask"].view(np.bool_))
+            slots_t, open_t = legal_slots(obs["action_mask"], K)
+            obs_buf[t], slot_buf[t], open_buf[t] = obs_t, slots_t, open_t
             actions = np.empty(B, np.int64)
             li = torch.from_numpy(np.flatnonzero(learn))
             with torch.no_grad():
-                logits, value = net(obs_t[li], mask_t[li])
-                a = sample(logits, gen)
+                logits, value = net(obs_t[li], slots_t[li], open_t[li])
+                a = sample(logits, gen)  # a slot
                 logp_buf[t, li] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
                 act_buf[t, li] = a
                 val_buf[t, li.numpy()] = value.numpy()
-                actions[li.numpy()] = a.numpy()
-                illegal += int((~mask_t[li].gather(1, a[:, None])).sum())  # must stay 0: the mask is in the logits
+                chosen = slots_t[li].gather(1, a[:, None])
+                actions[li.numpy()] = chosen.squeeze(1).numpy()
+                illegal += int((~mask_t[li].gather(1, chosen)).sum())  # must stay 0: only legal slots are open
                 for k in np.unique(who[~learn]):
                     games = np.flatnonzero(who == k)
                     if k < H:
                         actions[games] = heuristics[k].act(Decisions(engine, state, games, agent_rng))
                     else:
                         g = torch.from_numpy(games)
-                        actions[games] = sample(snapshots[k - H](obs_t[g], mask_t[g])[0], gen).numpy()
+                        pick = sample(snapshots[k - H](obs_t[g], slots_t[g], open_t[g])[0], gen)
+                        actions[games] = slots_t[g].gather(1, pick[:, None]).squeeze(1).numpy()
             seat_buf[t], learn_buf[t] = seats, learn
             rewards, term, trunc, info = envs.advance(actions)
             rew_buf[t] = rewards * args.reward_scale
@@ -398,7 +443,7 @@ def main(argv=None):
         # -- advantages along each seat's chain --------------------------------------------------
         adv, trainable = chain_advantages(val_buf, rew_buf, done_buf, seat_buf, learn_buf, args.gamma, args.gae_lambda)
         idx = torch.from_numpy(np.flatnonzero(trainable.reshape(-1)))
-        b_obs, b_mask = obs_buf.reshape(-1, D)[idx], mask_buf.reshape(-1, A)[idx]
+        b_obs, b_slots, b_open = obs_buf.reshape(-1, D)[idx], slot_buf.reshape(-1, K)[idx], open_buf.reshape(-1, K)[idx]
         b_act, b_logp = act_buf.reshape(-1)[idx], logp_buf.reshape(-1)[idx]
         b_adv = torch.from_numpy(adv.reshape(-1))[idx]
         b_val = torch.from_numpy(val_buf.reshape(-1))[idx]
@@ -409,7 +454,7 @@ def main(argv=None):
         clipfracs = []
         for epoch in range(args.update_epochs):
             for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
-                logits, v = net(b_obs[j], b_mask[j])
+                logits, v = net(b_obs[j], b_slots[j], b_open[j])
                 logp_all = torch.log_softmax(logits, 1)
                 newlogp = logp_all.gather(1, b_act[j, None]).squeeze(1)
                 entropy = -(logp_all.exp() * logp_all).sum(1)

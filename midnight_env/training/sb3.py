@@ -167,6 +167,15 @@ class OpponentPool(Agent):
 
 def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """Run one training; returns the run folder, the final metrics and the model (see module doc)."""
+    try:  # numpy's BLAS threads (the snapshots' numpy inference) spin beside torch's: 3x slower self-play
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return _train(config, command)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _train(config, command)
+
+
+def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     import os
     import sys
 
@@ -195,7 +204,6 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
 
     specs = list(config.opponents)
     n_self = config.pool_size if "self" in specs else 0
-    snapshot_agents: list[PPOAgent] = []
     holder: dict[str, Any] = {}
     heuristics = {s: make_agent(s) for s in specs if s != "self"}
     members: list[Agent] = []
@@ -246,7 +254,6 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
         for other in self_slots:  # untaken slots play the first snapshot
             if members[other] is None:
                 members[other] = members[slot]
-        snapshot_agents.append(members[slot])
 
     take_snapshot(0)
 
