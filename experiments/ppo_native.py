@@ -47,7 +47,7 @@ from midnight_env.training.args import parse_args, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 from midnight_env.training.export import export_model, in_memory_model, linear_weights
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
-from midnight_env.training.runs import make_run_dir, training_metadata, write_config
+from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 from midnight_env.vector import VectorEnv
 
 
@@ -306,6 +306,7 @@ def main(argv=None):
     config = to_mapping(args)
     write_config(run_dir, config)
     logger = MetricLogger(run_dir)
+    code = code_version()
     start, cpu_start = time.perf_counter(), time.process_time()
 
     net = Network(D, A, args.hidden_sizes)
@@ -511,7 +512,7 @@ def main(argv=None):
     bar.close()
     seconds = time.perf_counter() - start
     final = evaluate(global_step)
-    training = training_metadata("ppo_native", config, args.seed, seconds, global_step)
+    training = training_metadata("ppo_native", config, args.seed, seconds, global_step, code=code)
     if previous is not None:  # a fine-tuned model carries the training it started from
         training["init_model"] = {"path": args.init_model, "training": previous}
         training["total_training_time_s"] = round(seconds + previous.get("total_training_time_s",

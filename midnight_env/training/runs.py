@@ -38,13 +38,20 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
 
 
-def git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=5,
                              cwd=Path(__file__).resolve().parent)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def code_version() -> dict[str, Any]:
+    """The commit the code came from and whether the training code differed from it (call it at the start)."""
+    commit = _git("rev-parse", "--short", "HEAD")
+    changed = _git("status", "--porcelain", "--", "experiments", "midnight_env", "agents")
+    return {"git_commit": commit, "uncommitted_changes": bool(changed) if changed is not None else None}
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
@@ -54,11 +61,12 @@ def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
 
 
 def training_metadata(algorithm: str, config: dict[str, Any], seed: int, seconds: float, env_steps: int,
-                      command: str | None = None) -> dict[str, Any]:
-    """The ``training`` section of a model's JSON."""
+                      command: str | None = None, code: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``training`` section of a model's JSON; ``code``: :func:`code_version` taken when the run started."""
+    import os
     import platform
 
     return {"algorithm": algorithm, "command": command or command_line(), "config": config, "seed": seed,
             "training_time_s": round(seconds, 1), "env_steps": int(env_steps), "engine_version": ENGINE_VERSION,
-            "git_commit": git_commit(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "machine": f"{platform.machine()} {platform.processor() or platform.system()}"}
+            **(code if code is not None else code_version()), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "machine": f"{platform.machine()} {platform.processor() or platform.system()}, {os.cpu_count()} CPUs"}

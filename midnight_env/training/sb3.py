@@ -190,13 +190,14 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     from midnight_env.sb3_vec import SB3VecEnv
     from midnight_env.training.export import export_model, in_memory_model, sb3_weights
     from midnight_env.training.logger import MetricLogger, plot_learning_curve
-    from midnight_env.training.runs import make_run_dir, training_metadata, write_config
+    from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 
     torch.set_num_threads(config.threads)
     run_dir = make_run_dir(config.run_dir, f"{config.exp_name}-s{config.seed}")
     resolved = to_mapping(config)
     write_config(run_dir, resolved)
     metrics = MetricLogger(run_dir)
+    code = code_version()
     start, cpu_start = time.perf_counter(), time.process_time()
 
     # -- env with its opponent pool ----------------------------------------------------------------
@@ -328,7 +329,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     final = evaluate(model.num_timesteps)
     training = training_metadata("maskable_ppo (sb3-contrib)", resolved, config.seed, seconds, model.num_timesteps,
-                                 command=command)
+                                 command=command, code=code)
     weights, act, _ = current_model()
     export_model(run_dir / "model", weights, engine, act, training)
     if config.save_model:
