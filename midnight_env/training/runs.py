@@ -50,7 +50,7 @@ def _git(*args: str) -> str | None:
 def code_version() -> dict[str, Any]:
     """The commit the code came from and whether the training code differed from it (call it at the start)."""
     commit = _git("rev-parse", "--short", "HEAD")
-    changed = _git("status", "--porcelain", "--", "experiments", "midnight_env", "agents")
+    changed = _git("status", "--porcelain", "--", ":/experiments", ":/midnight_env", ":/agents")  # from the top
     return {"git_commit": commit, "uncommitted_changes": bool(changed) if changed is not None else None}
 
 
