@@ -6,8 +6,10 @@ learner; in the other games one seat learns and the others are played by an oppo
 form their own chain: the reward of a decision is minus the change of that seat's spooky points
 until its next decision (other seats' moves and Hugo included), and GAE runs along the chain.
 A chain's last decision in a rollout (its outcome lies in the next rollout) is bootstrapped from,
-not trained on. Optionally the network first imitates an agent (``imitate: expert``): behaviour
-cloning of its choices plus its games' returns for the value head, then PPO goes on from there.
+not trained on. The policy's softmax runs over each decision's legal actions only (at most 28,
+packed into ``max_legal`` slots), which is what makes it fast. Optionally the network first
+imitates an agent (``imitate: expert``: behaviour cloning of its choices plus its games' returns
+for the value head), or starts from a saved model (``init_model``), and PPO goes on from there.
 
     python experiments/ppo_native.py --total-timesteps 2000000
     python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml
