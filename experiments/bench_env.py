@@ -34,7 +34,7 @@ import numpy as np
 
 import midnight_env
 from midnight_env import Engine, VectorEnv, agent_streams
-from midnight_env.rules import random_legal_actions
+from midnight_env.engine import random_legal_choices
 from midnight_env.state import OVER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def staggered_start(step, batch: int, legal_of, rng: np.ndarray, actions: np.nda
     delay = np.random.default_rng(seed).integers(0, STAGGER, batch)
     result = None
     for k in range(STAGGER):
-        random_legal_actions(legal_of(result), rng, actions)
+        random_legal_choices(legal_of(result), rng, actions)
         actions[delay > k] = -1
         result = step(actions)
     return result
@@ -134,7 +134,7 @@ def vector_decisions_per_second(venv: VectorEnv, steps: int, rng: np.ndarray, ac
     cpu = time.process_time()
     start = time.perf_counter()
     for _ in range(steps):
-        random_legal_actions(obs["action_mask"], rng, actions)
+        random_legal_choices(obs["action_mask"], rng, actions)
         obs, rewards, terminations, truncations, info = venv.step(actions)
     made = steps * venv.num_envs
     return made / (time.perf_counter() - start), made / (time.process_time() - cpu), obs
@@ -152,17 +152,16 @@ class EngineLoop:
     def step(self, actions: np.ndarray) -> None:
         engine, state = self.engine, self.state
         engine.step(state, actions, check=False)
-        done = state.phase == OVER
-        if done.any():
-            idx = np.flatnonzero(done)
-            state.put(idx, engine.new_games(np.arange(self.next_seed, self.next_seed + len(idx))))
-            self.next_seed += len(idx)
+        done = np.flatnonzero(state.phase == OVER)
+        if len(done):
+            engine.reset_games(state, done, np.arange(self.next_seed, self.next_seed + len(done)))
+            self.next_seed += len(done)
 
     def rate(self, steps: int, rng: np.ndarray, actions: np.ndarray) -> tuple[float, float]:
         cpu = time.process_time()
         start = time.perf_counter()
         for _ in range(steps):
-            random_legal_actions(self.state.legal, rng, actions)
+            random_legal_choices(self.state.legal, rng, actions)
             self.step(actions)
         made = steps * self.batch
         return made / (time.perf_counter() - start), made / (time.process_time() - cpu)

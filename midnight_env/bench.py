@@ -35,11 +35,10 @@ def decisions_per_second(engine: Engine, batch: int, decisions: int, repeats: in
             actions = engine.random_actions(state, rng)
             engine.step(state, actions, check=False)
             made += batch
-            done = state.phase == 3
-            if done.any():  # keep the batch full: restart finished games with fresh seeds
-                idx = np.flatnonzero(done)
-                state.put(idx, engine.new_games(np.arange(next_seed, next_seed + len(idx))))
-                next_seed += len(idx)
+            done = np.flatnonzero(state.phase == 3)
+            if len(done):  # keep the batch full: restart finished games with fresh seeds
+                engine.reset_games(state, done, np.arange(next_seed, next_seed + len(done)))
+                next_seed += len(done)
         rates.append(made / (time.perf_counter() - start))
         cpu_rates.append(made / max(time.process_time() - cpu_start, 1e-9))
     return statistics.median(rates), statistics.median(cpu_rates)

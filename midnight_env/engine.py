@@ -24,15 +24,13 @@ from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
 from midnight_env.state import CHANCE_OUTCOMES, HUGO, MOVE, OVER, PLACE, ROLL, GameState, empty_state
 
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
-# Batches at least this large use the threaded kernel. On the 2-core development machine, busy
-# with other work (load 4-7), it stepped 4096 games 7 times slower than the serial kernel (its
-# OpenMP threads spin-wait for cores other processes hold), and still 10% slower with
-# OMP_WAIT_POLICY=passive; it only pays on a machine with idle cores.
-# Batches at least this large run numba's threaded kernels (engine, observation encoder, VectorEnv).
-# Threads pay off only on idle cores: on a shared, loaded 2-core machine numba's waiting worker
-# threads made batch 4096 several times slower than the serial kernel (BENCHMARKS.md). Set the
-# environment variable MIDNIGHT_PARALLEL_FROM (e.g. 1024 on a dedicated machine) to change it.
-PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "8192"))
+# Batches at least this large run numba's threaded kernels (engine, random choices, observation
+# encoder, VectorEnv). On the idle 2-core development machine threads pay from about 1,000 games
+# (BENCHMARKS.md: 4096 games step 1.8x faster than on one core). On a machine busy with other
+# work they do not: numba's worker threads wait for cores other processes hold, and a loaded
+# 2-core machine stepped 4096 games several times slower than the serial kernel. There, set the
+# environment variable MIDNIGHT_PARALLEL_FROM to a large number (e.g. 1000000000) to stay serial.
+PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "1024"))
 
 
 class Engine:
@@ -78,16 +76,16 @@ class Engine:
         r = self.rules
         b = len(seeds)
         s = empty_state(b, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-        s.phase[:] = PLACE
-        s.player[:] = 0
-        s.supply[:] = r.guests
-        s.queue[:] = np.tile(np.arange(r.num_players, dtype=np.int8), r.guests)  # 0,1,..,N-1, 0,1,..
-        s.queue_len[:] = r.num_players * r.guests
-        if r.castle:
-            s.spooky[:] = CASTLE_START_POINTS
-        K.seed_streams(seeds, s.rng)
-        s.legal[:, : r.num_squares] = 1  # an empty gallery: every square is free
+        self.reset_games(s, np.arange(b), seeds)
         return s
+
+    def reset_games(self, state: GameState, games, seeds) -> None:
+        """Put games ``games`` of ``state`` back at set-up, seeded ``seeds`` (one per game), in
+        place: the same games as ``new_games(seeds)``, without building a new batch (restarts)."""
+        games = np.asarray(games, dtype=np.int64).reshape(-1)
+        seeds = np.broadcast_to(np.asarray(seeds, dtype=np.int64), games.shape)
+        K.reset_games(tuple(state), self._kernel_rules, games, np.ascontiguousarray(seeds),
+                      CASTLE_START_POINTS if self.rules.castle else 0)
 
     # -- advancing ---------------------------------------------------------------------------
     def _run(self, state: GameState, actions, faces, auto_roll: bool, faces_out=None) -> None:
@@ -181,9 +179,7 @@ class Engine:
 
     def random_actions(self, state: GameState, rng: np.ndarray) -> np.ndarray:
         """Uniform legal choices from per-game uint64 streams ``rng`` (-1 where none is due)."""
-        out = np.empty(state.batch_size, np.int64)
-        K.random_legal_actions(state.legal, rng, out)
-        return out
+        return random_legal_choices(state.legal, rng)
 
     def winners(self, state: GameState, i: int = 0) -> list[int]:
         points = state.spooky[i]
@@ -202,6 +198,15 @@ class Engine:
         return int(self.rules.clock_speed[state.clock[i]]) if self.rules.castle else self.rules.speed
 
 
+def random_legal_choices(legal: np.ndarray, rng: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(B,) a uniformly random legal entry of each row of the (B, A) mask ``legal`` (-1 for a row
+    without any), drawn from per-row uint64 streams ``rng``; threaded for large batches."""
+    out = np.empty(legal.shape[0], np.int64) if out is None else out
+    kernel = K.random_legal_actions_parallel if legal.shape[0] >= PARALLEL_FROM else K.random_legal_actions
+    kernel(legal, rng, out)
+    return out
+
+
 def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
     """Per-game uint64 random streams for agents, independent of the dice of the same seeds."""
     seeds = np.asarray(list(seeds), dtype=np.int64)
@@ -210,4 +215,4 @@ def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
     return out
 
 
-__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]
+__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "random_legal_choices", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]

@@ -106,7 +106,7 @@ from pettingzoo import AECEnv
 from midnight_env.actions import ActionError
 from midnight_env.config import ConfigError
 from midnight_env.engine import Engine
-from midnight_env.observation import encode_game, observation_layout
+from midnight_env.observation import encode_chunk, observation_layout
 from midnight_env.rules import step_serial
 from midnight_env.state import OVER
 from midnight_env.vector import (check_env_options, check_seed, final_ranks, fresh_seed, machine_code,
@@ -126,12 +126,12 @@ def _step_and_observe(s, R, actions, faces, faces_out, off, inv_guests, inv_poin
     """One decision of game 0 (rolling on to the next decision, as ``Engine.step``), then the
     observation of the seat that decides next, in one call."""
     step_serial(s, R, actions, faces, True, faces_out)
-    encode_game(s, R, 0, np.int64(s.player[0]), off, inv_guests, inv_points, obs)
+    encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
 
 
 @njit(cache=True)
 def _observe_seat(s, R, seat, off, inv_guests, inv_points, obs):
-    encode_game(s, R, 0, seat, off, inv_guests, inv_points, obs)
+    encode_chunk(s, R, None, None, seat, off, inv_guests, inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
 
 
 class MidnightEnv(AECEnv):

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
 from midnight_env.engine import PARALLEL_FROM  # one threshold for every kernel
-from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
+from midnight_env.rules import CHUNK
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
-# roll 0..5 -> one-hot slot (roll 1, 2, 4, 5 -> 0..3), then roll + 6 -> 1 if the roll is a number
-ROLL_SLOT = np.array([0, 0, 1, 0, 2, 3, 0, 1, 1, 0, 1, 1], dtype=np.int64)
+ROLL_SLOT = np.array([0, 0, 1, 0, 2, 3], dtype=np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3
 
 # offsets vector indices (``ObservationLayout.offsets``)
 _GALLERY, _SUPPLY, _ROOM, _STAIRS, _HUGO, _OPEN, _CLOCK, _SPEED, _SPOOKY, _ROUND, _PHASE, _ROLL, \
@@ -151,73 +151,107 @@ def _build_layout(engine) -> ObservationLayout:
         points_scale=points_scale, low=low, high=high, names=tuple(names))
 
 
-@njit(cache=True, inline="always")
-def encode_game(s, R, i, v, off, inv_guests, inv_points, row):
-    """Write game ``i`` seen by seat ``v`` into ``row`` (the layout of ``ObservationLayout``).
+@njit(cache=True, _nrt=False)
+def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, roll, player, R, off, inv_guests,
+                inv_points, games, seats, seat, out, lo, hi):
+    """Rows ``lo..hi-1`` of ``out``: row k is game ``games[k]`` seen by seat ``seats[k]`` (the
+    layout of ``ObservationLayout``). ``games=None``: row k is game k; ``seats=None``: every game
+    seen by ``seat``, or by its deciding seat when ``seat`` is -1 (None is resolved when numba
+    compiles, not per row).
 
-    Written without branches per entry (a one-hot is a write at a computed index, of 0 where
-    nothing is there), so the compiler can keep the loops straight.
+    Every entry is written once: the counts and points directly, the one-hot sections cleared
+    first. Counts are scaled in float64 and rounded to float32 once. Compiled without reference
+    counting (like the rules, see ``rules.py``): the per-row views cost nothing then.
     """
-    row[:] = 0.0
     n = R.num_players
     ns = R.num_squares
     cols = off[_STAIR_COLS]
-    g = inv_guests  # float64: each value is rounded to float32 once
-    for p in range(n):
-        j = (p - v + n) % n  # relative player: me first, then clockwise
-        base = off[_GALLERY] + j * ns
-        for sq in range(ns):
-            row[base + sq] = s.gallery[i, p, sq] * g
-        row[off[_SUPPLY] + j] = s.supply[i, p] * g
-        base = off[_STAIRS] + j * cols
-        for place in range(cols):
-            row[base + place] = s.stairs[i, p, place] * g
-        row[off[_SPOOKY] + j] = s.spooky[i, p] * inv_points
-    for q in range(R.num_rooms):
-        occupant = np.int64(s.room[i, q])  # -1: empty, written as a 0
-        row[off[_ROOM] + q * n + (occupant - v + 2 * n) % n] = np.float32(occupant >= 0)
-    h = np.int64(s.hugo[i])
-    row[off[_HUGO] + h] = 1.0
-    row[off[_OPEN]] = np.float32(h >= R.hugo_stairs)
-    if R.castle:
-        clock = np.int64(s.clock[i])
-        row[off[_CLOCK] + clock] = 1.0
-        row[off[_SPEED]] = R.clock_speed[clock] * (1.0 / MAX_SPEED)
-    else:
-        row[off[_SPEED]] = R.speed * (1.0 / MAX_SPEED)
-        row[off[_ROUND]] = s.round[i] * (1.0 / R.rounds)
-    phase = np.int64(s.phase[i])
-    row[off[_PHASE]] = np.float32(phase == PLACE)
-    row[off[_PHASE] + 1] = np.float32(phase == MOVE)
-    roll = np.int64(s.roll[i])  # 0 while placing: written as a 0
-    row[off[_ROLL] + ROLL_SLOT[roll]] = np.float32(ROLL_SLOT[roll + 6] == 1)
-    row[off[_TO_MOVE] + (np.int64(s.player[i]) - v + n) % n] = np.float32(phase != OVER)
-    row[off[_SEAT] + v] = 1.0
+    g = inv_guests
+    width = out.shape[1]
+    for k in range(lo, hi):
+        i = k if games is None else games[k]
+        if seats is not None:
+            v = np.int64(seats[k])
+        else:
+            v = np.int64(player[i]) if seat < 0 else np.int64(seat)
+        row = out[k]
+        row[off[_ROOM]: off[_STAIRS]] = 0.0  # one-hot sections (rooms; Hugo to the end)
+        row[off[_HUGO]: width] = 0.0
+        for p in range(n):
+            j = p - v  # relative player: me first, then clockwise
+            if j < 0:
+                j += n
+            square_counts = gallery[i, p]
+            dst = row[off[_GALLERY] + j * ns: off[_GALLERY] + (j + 1) * ns]
+            for sq in range(ns):
+                dst[sq] = square_counts[sq] * g
+            row[off[_SUPPLY] + j] = supply[i, p] * g
+            place_counts = stairs[i, p]
+            dst = row[off[_STAIRS] + j * cols: off[_STAIRS] + (j + 1) * cols]
+            for place in range(cols):
+                dst[place] = place_counts[place] * g
+            row[off[_SPOOKY] + j] = spooky[i, p] * inv_points
+        for q in range(R.num_rooms):
+            occupant = np.int64(room[i, q])
+            if occupant >= 0:
+                j = occupant - v
+                if j < 0:
+                    j += n
+                row[off[_ROOM] + q * n + j] = 1.0
+        h = np.int64(hugo[i])
+        row[off[_HUGO] + h] = 1.0
+        row[off[_OPEN]] = np.float32(h >= R.hugo_stairs)
+        if R.castle:
+            c = np.int64(clock[i])
+            row[off[_CLOCK] + c] = 1.0
+            row[off[_SPEED]] = R.clock_speed[c] * (1.0 / MAX_SPEED)
+        else:
+            row[off[_SPEED]] = R.speed * (1.0 / MAX_SPEED)
+            row[off[_ROUND]] = rnd[i] * (1.0 / R.rounds)
+        ph = np.int64(phase[i])
+        row[off[_PHASE]] = np.float32(ph == PLACE)
+        row[off[_PHASE] + 1] = np.float32(ph == MOVE)
+        r = np.int64(roll[i])  # 0 while placing: no entry
+        if r > 0:
+            row[off[_ROLL] + ROLL_SLOT[r]] = 1.0
+        if ph != OVER:
+            j = np.int64(player[i]) - v
+            if j < 0:
+                j += n
+            row[off[_TO_MOVE] + j] = 1.0
+        row[off[_SEAT] + v] = 1.0
+
+
+@njit(cache=True, inline="always")
+def encode_chunk(s, R, games, seats, seat, off, inv_guests, inv_points, out, lo, hi):
+    """``encode_rows`` for a ``GameState`` ``s``."""
+    encode_rows(s.gallery, s.supply, s.room, s.stairs, s.spooky, s.hugo, s.clock, s.round, s.phase, s.roll,
+                s.player, R, off, inv_guests, inv_points, games, seats, seat, out, lo, hi)
 
 
 @njit(cache=True)
 def encode_serial(s, R, games, seats, off, inv_guests, inv_points, out):
-    for k in range(games.shape[0]):
-        encode_game(s, R, games[k], seats[k], off, inv_guests, inv_points, out[k])
+    encode_chunk(GameState(*s), Rules(*R), games, seats, -1, off, inv_guests, inv_points, out, 0, out.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def encode_parallel(s, R, games, seats, off, inv_guests, inv_points, out):
-    for k in prange(games.shape[0]):
-        encode_game(s, R, games[k], seats[k], off, inv_guests, inv_points, out[k])
+    s = GameState(*s)
+    R = Rules(*R)
+    b = out.shape[0]
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        encode_chunk(s, R, games, seats, -1, off, inv_guests, inv_points, out, c * CHUNK, min(b, (c + 1) * CHUNK))
 
 
 @njit(cache=True)
 def encode_deciding_serial(s, R, off, inv_guests, inv_points, out):
     """Every game of the batch seen by its deciding seat (``out`` is (B, D))."""
-    for i in range(s.phase.shape[0]):
-        encode_game(s, R, i, np.int64(s.player[i]), off, inv_guests, inv_points, out[i])
+    encode_serial(s, R, None, None, off, inv_guests, inv_points, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def encode_deciding_parallel(s, R, off, inv_guests, inv_points, out):
-    for i in prange(s.phase.shape[0]):
-        encode_game(s, R, i, np.int64(s.player[i]), off, inv_guests, inv_points, out[i])
+    encode_parallel(s, R, None, None, off, inv_guests, inv_points, out)
 
 
 def encode_deciding(engine, state: GameState, out: np.ndarray) -> np.ndarray:

@@ -48,11 +48,16 @@ def _mix64(z):
     return z ^ (z >> np.uint64(31))
 
 
+@njit(cache=True, inline="always")
+def stream_start(seed):
+    """Dice stream state of a game seeded ``seed``: depends on the seed alone, not on the batch."""
+    return _mix64(np.uint64(seed) ^ np.uint64(0x6D69646E69676874))  # "midnight"
+
+
 @njit(cache=True)
 def seed_streams(seeds, out):
-    """Dice stream of a game seeded ``seeds[i]``: depends on the seed alone, not on the batch."""
     for i in range(seeds.shape[0]):
-        out[i] = _mix64(np.uint64(seeds[i]) ^ np.uint64(0x6D69646E69676874))  # "midnight"
+        out[i] = stream_start(seeds[i])
 
 
 @njit(cache=True, inline="always")
@@ -504,7 +509,7 @@ def step_serial(s, R, actions, faces, auto_roll, faces_out):
     _advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
 
 
-_CHUNK = 64  # games per task of the threaded kernel
+CHUNK = 64  # games per task of the threaded kernel
 
 
 @njit(cache=True, parallel=True)
@@ -515,8 +520,8 @@ def step_parallel(s, R, actions, faces, auto_roll, faces_out):
     actions = np.asarray(actions)
     faces = np.asarray(faces)
     b = len(actions)
-    for c in prange((b + _CHUNK - 1) // _CHUNK):
-        _advance_games(s, R, c * _CHUNK, min(b, (c + 1) * _CHUNK), actions, faces, auto_roll, faces_out)
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        _advance_games(s, R, c * CHUNK, min(b, (c + 1) * CHUNK), actions, faces, auto_roll, faces_out)
 
 
 @njit(**_RULE)
@@ -529,6 +534,44 @@ def _refresh_games(s, R):
 def refresh_legal(s, R):
     """Recompute every game's legal mask (after a position was built or edited by hand)."""
     _refresh_games(GameState(*s), Rules(*R))
+
+
+@njit(**_RULE)
+def _reset_game(s, R, i, seed, start_points):
+    """Game ``i`` back at set-up (section 3), seeded ``seed``: seat 0 places first, then 1, 2, ..."""
+    s.phase[i] = PLACE
+    s.player[i] = 0
+    s.roll[i] = 0
+    s.gallery[i] = 0
+    s.room[i] = -1
+    s.stairs[i] = 0
+    s.hugo[i] = 0
+    s.clock[i] = 0
+    s.round[i] = 1
+    s.rounds_done[i] = 0
+    s.rolls[i] = 0
+    for p in range(R.num_players):
+        s.supply[i, p] = R.guests
+        s.spooky[i, p] = start_points
+    for k in range(R.num_players * R.guests):
+        s.queue[i, k] = k % R.num_players
+    s.queue_pos[i] = 0
+    s.queue_len[i] = R.num_players * R.guests
+    s.first_roller[i] = 0
+    s.truncated[i] = False
+    s.rng[i] = stream_start(seed)
+    s.legal[i, :] = 0
+    s.legal[i, : R.num_squares] = 1  # an empty gallery: every square is free
+
+
+@njit(cache=True)
+def reset_games(s, R, games, seeds, start_points):
+    """Games ``games[k]`` back at set-up with seeds ``seeds[k]``, in place (restarts without
+    building a new batch)."""
+    s = GameState(*s)
+    R = Rules(*R)
+    for k in range(games.shape[0]):
+        _reset_game(s, R, games[k], seeds[k], start_points)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -613,26 +656,40 @@ def _choose_in_words(words, r0, r1, rng, i):
 
 
 @njit(cache=True)
-def random_legal_actions(legal, rng, out):
-    """Uniform random legal choice per game from per-game streams ``rng`` (-1 where none).
-
-    ``legal`` is a (B, A) mask of zeros and ones (int8, uint8 or bool). Game i chooses its k-th
-    legal entry, k = floor(u * n) for its n legal entries and 32 random bits u of its stream."""
+def _choose_rows(legal, rng, out, lo, hi):
+    """Rows ``lo..hi-1`` of ``random_legal_actions``."""
     b, width = legal.shape
     if legal.itemsize != 1 or not legal.flags.c_contiguous:
-        for i in range(b):
+        for i in range(lo, hi):
             out[i] = _choose_in_bytes(legal[i], 0, width, rng, i)
         return
     flat = np.ascontiguousarray(legal).reshape(-1).view(np.uint8)  # the mask itself, not a copy
     num_words = flat.size >> 3
     words = flat[: num_words * 8].view(np.uint64)
-    for i in range(b):
+    for i in range(lo, hi):
         r0 = i * width
         r1 = r0 + width
         if r1 > r0 and (r1 - 1) >> 3 < num_words and ((r1 - 1) >> 3) - (r0 >> 3) < 255:
             out[i] = _choose_in_words(words, r0, r1, rng, i)
         else:  # an empty row, the last row when the buffer has odd bytes, or a very wide row
             out[i] = _choose_in_bytes(flat, r0, r1, rng, i)
+
+
+@njit(cache=True)
+def random_legal_actions(legal, rng, out):
+    """Uniform random legal choice per game from per-game streams ``rng`` (-1 where none).
+
+    ``legal`` is a (B, A) mask of zeros and ones (int8, uint8 or bool). Game i chooses its k-th
+    legal entry, k = floor(u * n) for its n legal entries and 32 random bits u of its stream."""
+    _choose_rows(legal, rng, out, 0, legal.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def random_legal_actions_parallel(legal, rng, out):
+    """``random_legal_actions`` with chunks of games spread over threads (the same choices)."""
+    b = legal.shape[0]
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        _choose_rows(legal, rng, out, c * CHUNK, min(b, (c + 1) * CHUNK))
 
 
 @njit(cache=True)

@@ -319,7 +319,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """Start the next game in slots ``games`` (autoreset), each with its next seed."""
         self._episode[games] += 1
         self._update_seeds()
-        self.state.put(games, self.engine.new_games(self._seeds[games]))
+        self.engine.reset_games(self.state, games, self._seeds[games])
 
     def observations(self) -> dict:
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -450,3 +451,26 @@ def test_the_parallel_kernel_plays_the_same_games_as_the_serial_one():
         big = rows(play_batch(eng, seeds))
         small = sum((rows(play_batch(eng, seeds[k: k + 64])) for k in range(0, len(seeds), 64)), [])
         assert big == small
+
+
+@pytest.mark.parametrize("variant, n", [("midnight_party", 4), ("hidden_castle", 3), ("midnight_party", 8)])
+def test_reset_games_restarts_a_game_in_place_as_new_games_would(variant, n):
+    """Finished (and unfinished) games restarted with ``reset_games`` are exactly ``new_games`` of
+    the same seeds, and then play the same as a fresh batch."""
+    eng = Engine(variant, n)
+    state = play_batch(eng, list(range(40)))  # every game over, fields far from set-up
+    half = eng.new_games(range(40, 50))
+    eng.step(half, eng.random_actions(half, agent_streams(range(10))))
+    state.put(np.arange(10), half)  # some games in mid-play as well
+    games = np.array([3, 0, 17, 39, 8])
+    before = state.copy()
+    eng.reset_games(state, games, [1000, 1001, 1002, 1003, 1004])
+    assert rows(state.take(games)) == rows(eng.new_games([1000, 1001, 1002, 1003, 1004]))
+    others = np.setdiff1d(np.arange(40), games)
+    assert rows(state.take(others)) == rows(before.take(others)), "the other games are left alone"
+    replay = play_batch(eng, [1000, 1001, 1002, 1003, 1004])
+    sub = state.take(games)
+    rng = agent_streams([1000, 1001, 1002, 1003, 1004])
+    while not sub.done.all():
+        eng.step(sub, eng.random_actions(sub, rng))
+    assert rows(sub) == rows(replay)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from midnight_env.engine import agent_streams
-from midnight_env.rules import random_legal_actions
+from midnight_env.rules import random_legal_actions, random_legal_actions_parallel
 
 MASK64 = (1 << 64) - 1
 
@@ -39,9 +39,10 @@ def reference(legal: np.ndarray, rng: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("width", [1, 7, 8, 9, 28, 409, 509, 2032, 2039, 2041, 2100])
 @pytest.mark.parametrize("kind", ["int8", "bool", "int64", "strided"])
-def test_the_choice_is_the_reference_one(width, kind):
+@pytest.mark.parametrize("kernel", [random_legal_actions, random_legal_actions_parallel], ids=["serial", "threads"])
+def test_the_choice_is_the_reference_one(width, kind, kernel):
     gen = np.random.default_rng(width)
-    for games in (1, 3, 65):
+    for games in (1, 3, 65, 200):  # 200: several chunks of the threaded kernel
         for density in (0.0, 0.01, 0.3, 1.0):
             mask = gen.random((games, width)) < density
             mask[0] = False  # always one game without a legal entry
@@ -53,6 +54,6 @@ def test_the_choice_is_the_reference_one(width, kind):
             rng = agent_streams(range(width, width + games))
             want, want_streams = reference(legal, rng)
             out = np.full(games, -7, np.int64)
-            random_legal_actions(legal, rng, out)
+            kernel(legal, rng, out)
             assert out.tolist() == want.tolist(), f"{games} games, density {density}"
             assert rng.tolist() == want_streams.tolist(), "streams advance once per game with a choice"
