@@ -93,6 +93,8 @@ class Engine:
         no_actions, no_faces_out = self._scratch(b)
         kernel = K.step_parallel if b >= PARALLEL_FROM else K.step_serial
         # plain tuples: numba dispatches them several times faster than namedtuples
+        if actions is not None and not isinstance(actions, np.ndarray):  # a list from a caller that skipped checks
+            actions = np.asarray(actions, dtype=np.int64)
         kernel(tuple(state), self._kernel_rules, no_actions if actions is None else actions,
                no_actions if faces is None else faces, auto_roll, no_faces_out if faces_out is None else faces_out)
 

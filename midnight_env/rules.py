@@ -8,7 +8,7 @@ positions built or edited by hand.
 
 The entry points take the state ``s`` and the batch's :class:`~midnight_env.config.Rules` ``R``
 (as namedtuples or as plain tuples of their fields, which numba dispatches faster), and the
-turn flow ``_advance_games`` unpacks them once. The rule functions below it take only the state
+turn flow ``advance_games`` unpacks them once. The rule functions below it take only the state
 arrays they read or change, the rules ``R`` and a game index ``i``. Handing the whole state down
 instead costs more than the rules themselves: numba passes a tuple as all of its fields (some
 200 machine words for a GameState) on every call. For the same reason the rule functions are
@@ -264,7 +264,7 @@ def fill_mask(gallery, room, stairs, hugo, legal, phase, player, roll, R, i):
 
 
 # ---------------------------------------------------------------------------------------------
-# turn flow (sections 4, 5, 8); ``_advance_games`` below strings these together
+# turn flow (sections 4, 5, 8); ``advance_games`` below strings these together
 
 
 @njit(**_RULE)
@@ -444,7 +444,7 @@ def apply_move(gallery, room, stairs, spooky, hugo, roll, R, i, p, action):
 
 
 @njit(**_RULE)
-def _advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
+def advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
     """Games ``lo..hi-1``: apply the decision ``actions[i]`` or, to a game at ROLL, the die face
     ``faces[i]`` (-1: none; -2: one roll from the game's stream when not ``auto_roll``); roll
     on when ``auto_roll``; leave the mask of each game's next decision in ``s.legal``."""
@@ -504,9 +504,9 @@ def _advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
 
 @njit(cache=True)
 def step_serial(s, R, actions, faces, auto_roll, faces_out):
-    """Advance every game of the batch: see ``_advance_games``."""
+    """Advance every game of the batch: see ``advance_games``."""
     actions = np.asarray(actions)  # (a list of actions works too)
-    _advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
+    advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
 
 
 CHUNK = 64  # games per task of the threaded kernel
@@ -521,7 +521,7 @@ def step_parallel(s, R, actions, faces, auto_roll, faces_out):
     faces = np.asarray(faces)
     b = len(actions)
     for c in prange((b + CHUNK - 1) // CHUNK):
-        _advance_games(s, R, c * CHUNK, min(b, (c + 1) * CHUNK), actions, faces, auto_roll, faces_out)
+        advance_games(s, R, c * CHUNK, min(b, (c + 1) * CHUNK), actions, faces, auto_roll, faces_out)
 
 
 @njit(**_RULE)
@@ -537,7 +537,7 @@ def refresh_legal(s, R):
 
 
 @njit(**_RULE)
-def _reset_game(s, R, i, seed, start_points):
+def reset_game(s, R, i, seed, start_points):
     """Game ``i`` back at set-up (section 3), seeded ``seed``: seat 0 places first, then 1, 2, ..."""
     s.phase[i] = PLACE
     s.player[i] = 0
@@ -571,7 +571,7 @@ def reset_games(s, R, games, seeds, start_points):
     s = GameState(*s)
     R = Rules(*R)
     for k in range(games.shape[0]):
-        _reset_game(s, R, games[k], seeds[k], start_points)
+        reset_game(s, R, games[k], seeds[k], start_points)
 
 
 # ---------------------------------------------------------------------------------------------

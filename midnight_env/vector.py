@@ -44,13 +44,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, typeof
+from numba import njit, prange, typeof
 
-from midnight_env.config import ConfigError
+from midnight_env.config import CASTLE_START_POINTS, ConfigError, Rules
 from midnight_env.engine import Engine
-from midnight_env.observation import (PARALLEL_FROM, encode_deciding_parallel, encode_deciding_serial,
-                                      encode_observations, observation_layout)
-from midnight_env.rules import step_parallel, step_serial
+from midnight_env.observation import (PARALLEL_FROM, encode_chunk, encode_deciding_parallel, encode_deciding_serial,
+                                      observation_layout)
+from midnight_env.rules import CHUNK, advance_games, reset_game
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 REWARDS = ("points", "rank")
@@ -123,6 +123,93 @@ def first_bad_action(actions, legal, phase, num_actions):
         if a < -1 or a >= num_actions or (phase[i] != PLACE and phase[i] != MOVE) or legal[i, a] == 0:
             return i
     return -1
+
+
+@njit(cache=True, inline="always")
+def _only_legal_action(legal, i):
+    """The only legal action of game ``i``, or -1 when it has none or several."""
+    found = -1
+    for a in range(legal.shape[1]):
+        if legal[i, a]:
+            if found >= 0:
+                return -1
+            found = a
+    return found
+
+
+@njit(cache=True)
+def _play_forced_game(s, R, i, faces, faces_out, scratch):
+    """Game ``i`` plays its decisions with exactly one legal choice (as ``play_forced`` does for a
+    batch); returns how many."""
+    played = 0
+    while True:
+        a = _only_legal_action(s.legal, i)
+        if a < 0:
+            return played
+        scratch[i] = a
+        advance_games(s, R, i, i + 1, scratch, faces, True, faces_out)
+        played += 1
+
+
+@njit(cache=True)
+def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
+                first_seed, episode, start_points, rewards, terminated, truncated, final_points, final_obs, forced,
+                obs, lo, hi):
+    """Games ``lo..hi-1`` of ``vector_step``."""
+    n = R.num_players
+    b = actions.shape[0]
+    for i in range(lo, hi):
+        for p in range(n):
+            rewards[i, p] = s.spooky[i, p]  # points before the step
+    advance_games(s, R, lo, hi, actions, faces, True, faces_out)
+    seats = np.arange(n)
+    same_game = np.empty(n, np.int64)
+    for i in range(lo, hi):
+        forced[i] = _play_forced_game(s, R, i, faces, faces_out, scratch) if auto_forced else 0
+        for p in range(n):
+            rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if points_rewards else 0.0
+        if s.phase[i] == OVER:  # the final observation from every seat, then the next game (autoreset)
+            truncated[i] = s.truncated[i]
+            terminated[i] = not s.truncated[i]
+            for p in range(n):
+                final_points[i, p] = s.spooky[i, p]
+            same_game[:] = i
+            encode_chunk(s, R, same_game, seats, -1, off, inv_guests, inv_points, final_obs[i], 0, n)
+            episode[i] += 1
+            reset_game(s, R, i, first_seed[i] + episode[i] * b, start_points)
+            if auto_forced:
+                forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
+    if obs.shape[0] > 0:
+        encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
+
+
+@njit(cache=True)
+def vector_step_serial(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                       inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
+                       final_obs, forced, obs):
+    """One step of every game of a VectorEnv, in one pass over the batch while each game is in
+    cache: apply ``actions`` and roll on; play forced decisions (``auto_forced``); write each
+    seat's reward (B, N); for a game that ended: its flags, final points and final observations
+    from every seat (``final_obs[i]``, (N, D)), then restart it with its next seed (slot i's k-th
+    game is seeded ``first_seed[i] + k*B``); last, unless ``obs`` has no rows, the observation of
+    every game's deciding seat (B, D)."""
+    _step_chunk(GameState(*s), Rules(*R), actions, faces, faces_out, scratch, auto_forced, points_rewards, off,
+                inv_guests, inv_points, first_seed, episode, start_points, rewards, terminated, truncated,
+                final_points, final_obs, forced, obs, 0, actions.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def vector_step_parallel(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                         inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
+                         final_obs, forced, obs):
+    """``vector_step_serial`` with chunks of games spread over threads."""
+    s = GameState(*s)
+    R = Rules(*R)
+    b = actions.shape[0]
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                    inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
+                    final_obs, forced, obs, c * CHUNK, min(b, (c + 1) * CHUNK))
 
 
 def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -209,15 +296,26 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._forced = np.empty(self.num_envs, np.int64)
         self._faces = np.full(self.num_envs, -1, np.int64)  # no injected die faces: each game's own dice
         self._faces_out = np.full(self.num_envs, -1, np.int8)
+        self._scratch = np.full(self.num_envs, -1, np.int64)  # forced actions, one game at a time
+        self._no_obs = np.empty((0, self.obs_size), np.float32)  # advance(): no observations
+        # final observations (B, N, D): only the rows of games that end are ever written (and paged in)
+        self._final_obs = np.empty((self.num_envs, self.num_players, self.obs_size), np.float32)
+        self._final_points = np.zeros((self.num_envs, self.num_players), np.int32)
+        self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
         self._step_kernel = self._encode_kernel = None
 
     def _compile(self) -> None:
-        """The engine's step and the encoder for this batch, called without per-call dispatch."""
+        """The step kernel and the encoder for this batch, called without per-call dispatch."""
         big = self.num_envs >= PARALLEL_FROM
         lay = observation_layout(self.engine)
-        actions = np.full(self.num_envs, -1, np.int64)
-        self._step_kernel = machine_code(step_parallel if big else step_serial, self.state, self.engine.rules,
-                                         actions, self._faces, True, self._faces_out)
+        b, n = self.num_envs, self.num_players
+        flags = np.zeros(b, np.bool_)
+        self._step_kernel = machine_code(vector_step_parallel if big else vector_step_serial, self.state,
+                                         self.engine.rules, self._scratch, self._faces, self._faces_out,
+                                         self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
+                                         self._first_seed, self._episode, self._start_points,
+                                         np.empty((b, n), np.float32), flags, flags, self._final_points,
+                                         self._final_obs, self._forced, self._obs)
         self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
                                            lay.inv_points, self._obs)
@@ -259,8 +357,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return obs, self._info(forced)
 
     def step(self, actions):
-        rewards, terminations, truncations, info = self.advance(actions)
-        return self.observations(), rewards, terminations, truncations, info
+        obs = np.empty_like(self._obs) if self.copy else self._obs
+        rewards, terminations, truncations, info = self._advance(actions, obs)  # observations written
+        mask = self.state.legal.copy() if self.copy else self.state.legal
+        return {"observation": obs, "action_mask": mask}, rewards, terminations, truncations, info
 
     def advance(self, actions):
         """``step`` without building the observations: (rewards, terminations, truncations, info).
@@ -268,6 +368,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         For drivers that step some seats themselves before handing the games back (the SB3 adapter
         lets opponents move this way); ``observations()`` builds them when needed.
         """
+        return self._advance(actions, self._no_obs)
+
+    def _advance(self, actions, obs: np.ndarray):
+        """``advance``, writing each game's observation into ``obs`` as its step ends (before
+        restarts) unless ``obs`` has no rows."""
         if self.state is None:
             raise RuntimeError("VectorEnv.step() called before reset()")
         state, engine = self.state, self.engine
@@ -283,43 +388,29 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
                                  f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
             engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
-        before = state.spooky.copy()
-        # Engine.step without its type dispatch: apply the decisions, roll on to the next ones
-        self._step_kernel(state, engine.rules, actions, self._faces, True, self._faces_out)
-        forced = play_forced(engine, state, self._forced) if self.auto_forced else None
-        if self.reward_mode == "points":
-            rewards = (before - state.spooky).astype(np.float32)
-        else:
-            rewards = np.zeros(before.shape, np.float32)
-        terminations = np.zeros(self.num_envs, np.bool_)
-        truncations = np.zeros(self.num_envs, np.bool_)
-        over = state.phase == OVER
-        final = None
-        if over.any():
-            ended = np.flatnonzero(over)
-            truncated = state.truncated[ended]
-            terminations[ended] = ~truncated
-            truncations[ended] = truncated
-            points = state.spooky[ended].copy()
+        lay = observation_layout(engine)
+        b, n = self.num_envs, self.num_players
+        rewards = np.empty((b, n), np.float32)
+        terminations = np.zeros(b, np.bool_)
+        truncations = np.zeros(b, np.bool_)
+        forced = np.empty(b, np.int64) if self.auto_forced else self._forced
+        # apply the decisions and roll on, forced decisions, rewards, finished games recorded and
+        # restarted, observations: one pass over the batch
+        self._step_kernel(state, engine.rules, actions, self._faces, self._faces_out, self._scratch,
+                          self.auto_forced, self.reward_mode == "points", lay.offsets, lay.inv_guests,
+                          lay.inv_points, self._first_seed, self._episode, self._start_points, rewards,
+                          terminations, truncations, self._final_points, self._final_obs, forced, obs)
+        ended = np.flatnonzero(terminations | truncations)
+        if len(ended):
+            self._update_seeds()
+        info = self._info(forced if self.auto_forced else None)
+        if len(ended):
+            points = self._final_points[ended]
             if self.reward_mode == "rank":
                 rewards[ended] = rank_rewards(points)
-            n = self.num_players
-            final_obs = encode_observations(engine, state, np.repeat(ended, n), np.tile(np.arange(n), len(ended)))
-            final = {"final_games": ended, "final_observation": final_obs.reshape(len(ended), n, -1),
-                     "final_points": points, "final_ranks": final_ranks(points)}
-            self._restart(ended)
-            if self.auto_forced:
-                forced += play_forced(engine, state, self._forced)
-        info = self._info(forced)
-        if final is not None:
-            info.update(final)
+            info.update(final_games=ended, final_observation=self._final_obs[ended], final_points=points,
+                        final_ranks=final_ranks(points))
         return rewards, terminations, truncations, info
-
-    def _restart(self, games: np.ndarray) -> None:
-        """Start the next game in slots ``games`` (autoreset), each with its next seed."""
-        self._episode[games] += 1
-        self._update_seeds()
-        self.engine.reset_games(self.state, games, self._seeds[games])
 
     def observations(self) -> dict:
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""

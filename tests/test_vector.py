@@ -99,6 +99,34 @@ def test_game_does_not_depend_on_the_batch():
         raise AssertionError("no game ended")
 
 
+@pytest.mark.parametrize("auto_forced", [False, True])
+def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_forced):
+    """The threaded step kernel (batches >= PARALLEL_FROM) returns what the serial one does, game
+    ends, final observations and restarts included."""
+    import midnight_env.vector as vector
+
+    b = max(vector.PARALLEL_FROM, 130)
+    options = dict(guests_per_player=3, auto_forced=auto_forced)
+    threaded = VectorEnv(b, "midnight_party", 3, seed=11, **options)
+    monkeypatch.setattr(vector, "PARALLEL_FROM", 10**9)
+    serial = VectorEnv(b, "midnight_party", 3, seed=11, **options)
+    (obs_t, info_t), (obs_s, info_s) = threaded.reset(), serial.reset()
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(120):
+        for key in obs_t:
+            np.testing.assert_array_equal(obs_t[key], obs_s[key])
+        actions = random_actions(obs_t["action_mask"], rng)
+        (obs_t, *out_t, info_t), (obs_s, *out_s, info_s) = threaded.step(actions), serial.step(actions)
+        for a, b_ in zip(out_t, out_s):
+            np.testing.assert_array_equal(a, b_)
+        assert info_t.keys() == info_s.keys()
+        for key in info_t:
+            np.testing.assert_array_equal(info_t[key], info_s[key])
+        ended += len(info_t.get("final_games", ()))
+    assert ended > b // 2, "games ended and restarted"
+
+
 def test_seeds_reset_and_determinism():
     a, b = VectorEnv(3, "midnight_party", 2, seed=7), VectorEnv(3, "midnight_party", 2)
     obs_a, info_a = a.reset()
