@@ -58,6 +58,7 @@ class Rules(NamedTuple):
     pass_always: bool  # midnight_party pass_rule == "always"
     max_turns: int  # rolls before truncation
     num_actions: int  # A, size of the action space
+    room_at: np.ndarray  # (S,) room whose door is gallery square s, -1 for none (doors are distinct)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ class GameConfig:
 
         b = self.board
         num_places = b.num_stair_places
+        room_at = np.full(b.num_squares, -1, np.int64)
+        room_at[b.door_square] = np.arange(b.num_rooms)
         return Rules(
             castle=self.castle,
             num_players=self.num_players,
@@ -114,6 +117,7 @@ class GameConfig:
             pass_always=(not self.castle) and self.options["pass_rule"] == "always",
             max_turns=self.options["max_turns"],
             num_actions=ActionLayout(b).num_actions,
+            room_at=room_at,
         )
 
 

@@ -233,11 +233,10 @@ def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
         n += 1
         if not rooms_open:
             continue
-        for q in range(R.num_rooms):
-            if q == leaving:
-                continue
-            k = _steps_ahead(start, R.door[q], R.num_squares) + extra
-            if k > r:
+        # a walk of k <= r steps enters the room whose door is k - extra squares ahead of start
+        for k in range(extra, r + 1):
+            q = R.room_at[_ring(start + k - extra, R.num_squares)]
+            if q < 0 or q == leaving:
                 continue
             occupant = room[i, q]
             if occupant < 0:
@@ -454,9 +453,13 @@ def advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
         action = actions[i]
         face = -1  # a face to apply before rolling on
         turn_over = False  # a move or Hugo's move is done and the game goes on
+        mask_done = False  # legal[i] holds the mask of the game's next decision
         if phase[i] == PLACE and action >= 0:
             if apply_place(gallery, supply, queue, queue_pos, queue_len, player, i, action):
                 _enter_roll(phase, player, roll, rolls, truncated, R, i, first_roller[i])
+            else:  # the next placer has the same free squares but this one
+                legal[i, action] = 0
+                mask_done = True
         elif phase[i] == MOVE and action >= 0:
             if apply_move(gallery, room, stairs, spooky, hugo, roll, R, i, player[i], action):
                 turn_over = True
@@ -493,10 +496,11 @@ def advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
                 if fill_move_mask(gallery, room, stairs, hugo, legal, R, i, player[i], face) > 0:
                     phase[i] = MOVE
                     roll[i] = face
+                    mask_done = True
                 else:  # no legal move: the roll is void
                     _enter_roll(phase, player, roll, rolls, truncated, R, i, _next_seat(R, player[i]))
             face = -1
-        if phase[i] != MOVE:  # MOVE masks were written by the roll
+        if not mask_done and phase[i] != MOVE:  # (a game at MOVE without an action keeps its mask)
             legal[i, :] = 0
             if phase[i] == PLACE:
                 fill_place_mask(gallery, legal, i)
