@@ -236,7 +236,7 @@ def plot(rows: list[tuple], path: str, machine: str) -> None:
     ax.set_title("midnight-env VectorEnv throughput, 4 players, random legal play\n"
                  "(wall clock)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.93))  # the empty space under the target
+    ax.legend(fontsize=7, loc="lower right")
     fig.text(0.01, 0.005, machine, fontsize=6, color="grey")
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
