@@ -83,7 +83,13 @@ class Engine:
         """Put games ``games`` of ``state`` back at set-up, seeded ``seeds`` (one per game), in
         place: the same games as ``new_games(seeds)``, without building a new batch (restarts)."""
         games = np.asarray(games, dtype=np.int64).reshape(-1)
-        seeds = np.broadcast_to(np.asarray(seeds, dtype=np.int64), games.shape)
+        b = state.batch_size
+        if games.size and (games.min() < 0 or games.max() >= b):  # the kernel trusts its indices
+            bad = games[(games < 0) | (games >= b)][0]
+            raise ValueError(f"game index {bad} is out of range: allowed are 0..{b - 1}")
+        seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if seeds.shape != games.shape:
+            raise ValueError(f"got {seeds.size} seeds for {games.size} games: give one seed per game")
         K.reset_games(tuple(state), self._kernel_rules, games, np.ascontiguousarray(seeds),
                       CASTLE_START_POINTS if self.rules.castle else 0)
 

@@ -88,13 +88,6 @@ def _ring(sq, num_squares):
 
 
 @njit(**_RULE)
-def _steps_ahead(sq, target, num_squares):
-    """Steps forward from gallery square ``sq`` to square ``target``."""
-    k = target - sq
-    return k + num_squares if k < 0 else k
-
-
-@njit(**_RULE)
 def hugo_square(hugo, R, i):
     """Gallery square Hugo stands on, or -1 while he is on the stairs."""
     h = hugo[i] - R.hugo_stairs

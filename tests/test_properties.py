@@ -474,3 +474,12 @@ def test_reset_games_restarts_a_game_in_place_as_new_games_would(variant, n):
     while not sub.done.all():
         eng.step(sub, eng.random_actions(sub, rng))
     assert rows(sub) == rows(replay)
+
+
+def test_reset_games_refuses_bad_indices_and_seed_counts():
+    eng = Engine("hidden_castle", 2)
+    state = eng.new_games(range(4))
+    with pytest.raises(ValueError, match=r"game index 4 is out of range: allowed are 0..3"):
+        eng.reset_games(state, [1, 4], [7, 8])
+    with pytest.raises(ValueError, match="got 1 seeds for 2 games"):
+        eng.reset_games(state, [0, 1], [7])
