@@ -44,6 +44,12 @@ def decisions_per_second(engine: Engine, batch: int, decisions: int, repeats: in
     return statistics.median(rates), statistics.median(cpu_rates)
 
 
+def numba_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
+
+
 def machine_description() -> str:
     import numba
 
@@ -54,7 +60,11 @@ def machine_description() -> str:
 def run_engine_bench(batches=(1, 256, 4096), variants=("midnight_party", "hidden_castle"), num_players: int = 4,
                      decisions: int = 400_000, repeats: int = 5, echo=print) -> list[tuple[str, int, float, float]]:
     rows = []
+    from midnight_env.engine import PARALLEL_FROM
+
     echo(f"machine: {machine_description()}; load average {os.getloadavg()[0]:.1f}")
+    echo(f"threaded kernels from batch {PARALLEL_FROM:,} (MIDNIGHT_PARALLEL_FROM); "
+         f"numba threads: {numba_threads()}")
     echo(f"{'variant':<16}{'players':>8}{'batch':>8}{'decisions/s':>16}{'per CPU-s':>16}")
     for variant in variants:
         engine = Engine(variant, num_players)
