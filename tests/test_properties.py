@@ -442,7 +442,7 @@ def test_a_game_plays_the_same_in_a_batch_of_64_alone_and_anywhere_in_the_batch(
 
 
 def test_the_parallel_kernel_plays_the_same_games_as_the_serial_one():
-    """Batches of >= 512 games use the threaded kernel: same games as in batches of 64."""
+    """Batches of PARALLEL_FROM games or more use the threaded kernel: same games as in batches of 64."""
     from midnight_env.engine import PARALLEL_FROM
 
     for variant, n in [("midnight_party", 4), ("hidden_castle", 3)]:
