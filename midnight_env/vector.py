@@ -46,6 +46,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import njit, prange, typeof
 
+from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError, Rules
 from midnight_env.engine import Engine
 from midnight_env.observation import (PARALLEL_FROM, encode_chunk, encode_deciding_parallel, encode_deciding_serial,
@@ -114,9 +115,9 @@ def forced_actions(legal, out):
 
 
 @njit(cache=True)
-def first_bad_action(actions, legal, phase, num_actions):
-    """Index of the first game whose action is neither -1 (none) nor legal, or -1 if all are fine."""
-    for i in range(actions.shape[0]):
+def _first_bad_in(actions, legal, phase, num_actions, lo, hi):
+    """First game of ``lo..hi-1`` whose action is neither -1 (none) nor legal, or -1."""
+    for i in range(lo, hi):
         a = actions[i]
         if a == -1:
             continue
@@ -153,8 +154,8 @@ def _play_forced_game(s, R, i, faces, faces_out, scratch):
 
 @njit(cache=True)
 def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                first_seed, episode, start_points, rewards, terminated, truncated, final_points, final_obs, forced,
-                obs, lo, hi):
+                first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points, final_obs,
+                forced, obs, lo, hi):
     """Games ``lo..hi-1`` of ``vector_step``."""
     n = R.num_players
     b = actions.shape[0]
@@ -168,6 +169,7 @@ def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_re
         forced[i] = _play_forced_game(s, R, i, faces, faces_out, scratch) if auto_forced else 0
         for p in range(n):
             rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if points_rewards else 0.0
+        terminated[i] = truncated[i] = False
         if s.phase[i] == OVER:  # the final observation from every seat, then the next game (autoreset)
             truncated[i] = s.truncated[i]
             terminated[i] = not s.truncated[i]
@@ -176,7 +178,8 @@ def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_re
             same_game[:] = i
             encode_chunk(s, R, same_game, seats, -1, off, inv_guests, inv_points, final_obs[i], 0, n)
             episode[i] += 1
-            reset_game(s, R, i, first_seed[i] + episode[i] * b, start_points)
+            seeds[i] = first_seed[i] + episode[i] * b
+            reset_game(s, R, i, seeds[i], start_points)
             if auto_forced:
                 forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
     if obs.shape[0] > 0:
@@ -184,32 +187,63 @@ def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_re
 
 
 @njit(cache=True)
-def vector_step_serial(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                       inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
-                       final_obs, forced, obs):
+def _list_ended(terminated, truncated, ended):
+    """Indices of the games that ended into ``ended``; returns how many."""
+    k = 0
+    for i in range(terminated.shape[0]):
+        if terminated[i] or truncated[i]:
+            ended[k] = i
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                       inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                       final_points, final_obs, forced, obs, ended):
     """One step of every game of a VectorEnv, in one pass over the batch while each game is in
-    cache: apply ``actions`` and roll on; play forced decisions (``auto_forced``); write each
-    seat's reward (B, N); for a game that ended: its flags, final points and final observations
-    from every seat (``final_obs[i]``, (N, D)), then restart it with its next seed (slot i's k-th
-    game is seeded ``first_seed[i] + k*B``); last, unless ``obs`` has no rows, the observation of
-    every game's deciding seat (B, D)."""
-    _step_chunk(GameState(*s), Rules(*R), actions, faces, faces_out, scratch, auto_forced, points_rewards, off,
-                inv_guests, inv_points, first_seed, episode, start_points, rewards, terminated, truncated,
-                final_points, final_obs, forced, obs, 0, actions.shape[0])
+    cache. Returns ``(bad, k)``: with ``check``, ``bad`` is the first game whose action is
+    neither -1 nor legal, and then nothing has changed; else ``bad`` is -1, and the step applied
+    ``actions`` and rolled on; played forced decisions (``auto_forced``); wrote each seat's
+    reward (B, N); for each game that ended: its flags, final points and final observations from
+    every seat (``final_obs[i]``, (N, D)), then restarted it with its next seed (slot i's k-th
+    game is seeded ``first_seed[i] + k*B``, written to ``seeds[i]``); listed the ``k`` games that
+    ended in ``ended[:k]``; and last, unless ``obs`` has no rows, wrote the observation of every
+    game's deciding seat (B, D)."""
+    s = GameState(*s)
+    R = Rules(*R)
+    b = actions.shape[0]
+    if check:
+        bad = _first_bad_in(actions, s.legal, s.phase, R.num_actions, 0, b)
+        if bad >= 0:
+            return bad, 0
+    _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points,
+                final_obs, forced, obs, 0, b)
+    return -1, _list_ended(terminated, truncated, ended)
 
 
 @njit(cache=True, parallel=True)
-def vector_step_parallel(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                         inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
-                         final_obs, forced, obs):
+def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                         inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                         final_points, final_obs, forced, obs, ended):
     """``vector_step_serial`` with chunks of games spread over threads."""
     s = GameState(*s)
     R = Rules(*R)
     b = actions.shape[0]
-    for c in prange((b + CHUNK - 1) // CHUNK):
+    chunks = (b + CHUNK - 1) // CHUNK
+    if check:
+        first_bad = np.empty(chunks, np.int64)
+        for c in prange(chunks):
+            first_bad[c] = _first_bad_in(actions, s.legal, s.phase, R.num_actions, c * CHUNK, min(b, (c + 1) * CHUNK))
+        for c in range(chunks):
+            if first_bad[c] >= 0:
+                return first_bad[c], 0
+    for c in prange(chunks):
         _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                    inv_points, first_seed, episode, start_points, rewards, terminated, truncated, final_points,
-                    final_obs, forced, obs, c * CHUNK, min(b, (c + 1) * CHUNK))
+                    inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                    final_points, final_obs, forced, obs, c * CHUNK, min(b, (c + 1) * CHUNK))
+    return -1, _list_ended(terminated, truncated, ended)
 
 
 def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -302,6 +336,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._final_obs = np.empty((self.num_envs, self.num_players, self.obs_size), np.float32)
         self._final_points = np.zeros((self.num_envs, self.num_players), np.int32)
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
+        self._ended = np.empty(self.num_envs, np.int64)  # indices of the games that ended in a step
         self._step_kernel = self._encode_kernel = None
 
     def _compile(self) -> None:
@@ -311,11 +346,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
         self._step_kernel = machine_code(vector_step_parallel if big else vector_step_serial, self.state,
-                                         self.engine.rules, self._scratch, self._faces, self._faces_out,
+                                         self.engine.rules, self._scratch, True, self._faces, self._faces_out,
                                          self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
-                                         self._first_seed, self._episode, self._start_points,
+                                         self._first_seed, self._episode, self._seeds, self._start_points,
                                          np.empty((b, n), np.float32), flags, flags, self._final_points,
-                                         self._final_obs, self._forced, self._obs)
+                                         self._final_obs, self._forced, self._obs, self._ended)
         self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
                                            lay.inv_points, self._obs)
@@ -382,29 +417,28 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         actions = np.ascontiguousarray(actions.reshape(-1), dtype=np.int64)  # the kernel trusts this type
         if actions.shape[0] != self.num_envs:
             raise ValueError(f"got {actions.shape[0]} actions for {self.num_envs} games")
-        if self.check and first_bad_action(actions, state.legal, state.phase, self.num_actions) >= 0:
-            j = first_bad_action(actions, state.legal, state.phase, self.num_actions)
-            if actions[j] < -1:
-                raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
-                                 f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
-            engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
         lay = observation_layout(engine)
         b, n = self.num_envs, self.num_players
         rewards = np.empty((b, n), np.float32)
-        terminations = np.zeros(b, np.bool_)
-        truncations = np.zeros(b, np.bool_)
+        terminations = np.empty(b, np.bool_)
+        truncations = np.empty(b, np.bool_)
         forced = np.empty(b, np.int64) if self.auto_forced else self._forced
-        # apply the decisions and roll on, forced decisions, rewards, finished games recorded and
-        # restarted, observations: one pass over the batch
-        self._step_kernel(state, engine.rules, actions, self._faces, self._faces_out, self._scratch,
-                          self.auto_forced, self.reward_mode == "points", lay.offsets, lay.inv_guests,
-                          lay.inv_points, self._first_seed, self._episode, self._start_points, rewards,
-                          terminations, truncations, self._final_points, self._final_obs, forced, obs)
-        ended = np.flatnonzero(terminations | truncations)
-        if len(ended):
-            self._update_seeds()
+        # check the actions, apply them and roll on, forced decisions, rewards, finished games
+        # recorded and restarted, observations: one pass over the batch
+        bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._faces, self._faces_out,
+                                   self._scratch, self.auto_forced, self.reward_mode == "points", lay.offsets,
+                                   lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
+                                   self._start_points, rewards, terminations, truncations, self._final_points,
+                                   self._final_obs, forced, obs, self._ended)
+        if bad >= 0:  # nothing has changed
+            if actions[bad] < -1:
+                raise ValueError(f"game {bad}: action {actions[bad]} is out of range: allowed are "
+                                 f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
+            engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
+            raise ActionError(engine.illegal_message(state, int(bad), int(actions[bad])))
         info = self._info(forced if self.auto_forced else None)
-        if len(ended):
+        if k:
+            ended = self._ended[:k].copy()
             points = self._final_points[ended]
             if self.reward_mode == "rank":
                 rewards[ended] = rank_rewards(points)

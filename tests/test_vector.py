@@ -127,6 +127,21 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_for
     assert ended > b // 2, "games ended and restarted"
 
 
+def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():
+    import midnight_env.vector as vector
+
+    b = max(vector.PARALLEL_FROM, 130)
+    venv = VectorEnv(b, "hidden_castle", 3, seed=4)
+    obs, _ = venv.reset()
+    actions = random_actions(obs["action_mask"], np.random.default_rng(1))
+    bad = b - 7  # in the last chunk of the threaded kernel
+    actions[bad] = int(np.flatnonzero(obs["action_mask"][bad] == 0)[0])
+    before = venv.state.copy()
+    with pytest.raises(ActionError, match=rf"game {bad}: action {actions[bad]} \(.*\) is not legal"):
+        venv.step(actions)
+    assert venv.state.equal(before)
+
+
 def test_seeds_reset_and_determinism():
     a, b = VectorEnv(3, "midnight_party", 2, seed=7), VectorEnv(3, "midnight_party", 2)
     obs_a, info_a = a.reset()
