@@ -33,6 +33,10 @@ they change on the next step. ``advance(actions)`` is ``step`` without building 
 ``observations()`` builds them, for drivers that let other policies move some seats in between
 (the SB3 adapter, ``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write
 it). A game depends only on its seed and its actions, never on the batch it runs in.
+
+A step is one compiled pass over the batch (checks, rules, rewards, restarts, observations);
+batches of ``midnight_env.engine.PARALLEL_FROM`` games or more (1,024 unless the environment
+variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores. Speeds: BENCHMARKS.md.
 """
 
 from __future__ import annotations
