@@ -31,6 +31,27 @@ ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never 
 # 2-core machine stepped 4096 games several times slower than the serial kernel. There, set the
 # environment variable MIDNIGHT_PARALLEL_FROM to a large number (e.g. 1000000000) to stay serial.
 PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "1024"))
+_threads_used = False  # this process has run a threaded kernel
+_forked_after_threads = False  # this process was forked from one that had
+
+
+def threaded(batch: int) -> bool:
+    """Whether a batch of ``batch`` games runs the threaded kernels: from ``PARALLEL_FROM`` games,
+    except in a process forked from one that had run them already (numba's OpenMP threads abort
+    such a child: "fork() called from a process already using GNU OpenMP"), which stays serial."""
+    global _threads_used
+    if batch < PARALLEL_FROM or _forked_after_threads:
+        return False
+    _threads_used = True
+    return True
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_threads
+    _forked_after_threads = _forked_after_threads or _threads_used
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Engine:
@@ -97,7 +118,7 @@ class Engine:
     def _run(self, state: GameState, actions, faces, auto_roll: bool, faces_out=None) -> None:
         b = state.batch_size
         no_actions, no_faces_out = self._scratch(b)
-        kernel = K.step_parallel if b >= PARALLEL_FROM else K.step_serial
+        kernel = K.step_parallel if threaded(b) else K.step_serial
         # plain tuples: numba dispatches them several times faster than namedtuples
         if actions is not None and not isinstance(actions, np.ndarray):  # a list from a caller that skipped checks
             actions = np.asarray(actions, dtype=np.int64)
@@ -210,7 +231,7 @@ def random_legal_choices(legal: np.ndarray, rng: np.ndarray, out: np.ndarray | N
     """(B,) a uniformly random legal entry of each row of the (B, A) mask ``legal`` (-1 for a row
     without any), drawn from per-row uint64 streams ``rng``; threaded for large batches."""
     out = np.empty(legal.shape[0], np.int64) if out is None else out
-    kernel = K.random_legal_actions_parallel if legal.shape[0] >= PARALLEL_FROM else K.random_legal_actions
+    kernel = K.random_legal_actions_parallel if threaded(legal.shape[0]) else K.random_legal_actions
     kernel(legal, rng, out)
     return out
 
@@ -223,4 +244,4 @@ def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
     return out
 
 
-__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "random_legal_choices", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]
+__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "random_legal_choices", "threaded", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
-from midnight_env.engine import PARALLEL_FROM  # one threshold for every kernel
+from midnight_env.engine import threaded  # one rule for every kernel
 from midnight_env.rules import CHUNK
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
@@ -257,7 +257,7 @@ def encode_deciding_parallel(s, R, off, inv_guests, inv_points, out):
 def encode_deciding(engine, state: GameState, out: np.ndarray) -> np.ndarray:
     """Every game of ``state`` seen by its deciding seat, written into ``out`` (B, D) float32."""
     lay = observation_layout(engine)
-    kernel = encode_deciding_parallel if state.batch_size >= PARALLEL_FROM else encode_deciding_serial
+    kernel = encode_deciding_parallel if threaded(state.batch_size) else encode_deciding_serial
     kernel(state, engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, out)
     return out
 
@@ -288,7 +288,7 @@ def encode_observations(engine, state: GameState, games=None, seats=None, out: n
     elif out.shape != (games.shape[0], lay.size) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(games.shape[0], lay.size)}, "
                          f"got {out.dtype} {out.shape}")
-    kernel = encode_parallel if games.shape[0] >= PARALLEL_FROM else encode_serial
+    kernel = encode_parallel if threaded(games.shape[0]) else encode_serial
     kernel(state, engine.rules, games, seats, lay.offsets, lay.inv_guests, lay.inv_points, out)
     return out
 

@@ -52,8 +52,8 @@ from numba import njit, prange, typeof
 
 from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError, Rules
-from midnight_env.engine import Engine
-from midnight_env.observation import (PARALLEL_FROM, encode_chunk, encode_deciding_parallel, encode_deciding_serial,
+from midnight_env.engine import Engine, threaded
+from midnight_env.observation import (encode_chunk, encode_deciding_parallel, encode_deciding_serial,
                                       observation_layout)
 from midnight_env.rules import CHUNK, advance_games, reset_game
 from midnight_env.state import MOVE, OVER, PLACE, GameState
@@ -342,10 +342,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
         self._ended = np.empty(self.num_envs, np.int64)  # indices of the games that ended in a step
         self._step_kernel = self._encode_kernel = None
+        self._threaded = False
 
     def _compile(self) -> None:
         """The step kernel and the encoder for this batch, called without per-call dispatch."""
-        big = self.num_envs >= PARALLEL_FROM
+        big = self._threaded = threaded(self.num_envs)
         lay = observation_layout(self.engine)
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
@@ -414,6 +415,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         restarts) unless ``obs`` has no rows."""
         if self.state is None:
             raise RuntimeError("VectorEnv.step() called before reset()")
+        if self._threaded and not threaded(self.num_envs):  # in a forked child: serial kernels
+            self._compile()
         state, engine = self.state, self.engine
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
@@ -454,6 +457,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""
         obs = np.empty_like(self._obs) if self.copy else self._obs
         lay = observation_layout(self.engine)
+        if self._threaded and not threaded(self.num_envs):  # in a forked child: serial kernels
+            self._compile()
         self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}

@@ -103,12 +103,12 @@ def test_game_does_not_depend_on_the_batch():
 def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_forced):
     """The threaded step kernel (batches >= PARALLEL_FROM) returns what the serial one does, game
     ends, final observations and restarts included."""
-    import midnight_env.vector as vector
+    import midnight_env.engine as engine
 
-    b = max(vector.PARALLEL_FROM, 130)
+    b = max(engine.PARALLEL_FROM, 130)
     options = dict(guests_per_player=3, auto_forced=auto_forced)
     threaded = VectorEnv(b, "midnight_party", 3, seed=11, **options)
-    monkeypatch.setattr(vector, "PARALLEL_FROM", 10**9)
+    monkeypatch.setattr(engine, "PARALLEL_FROM", 10**9)
     serial = VectorEnv(b, "midnight_party", 3, seed=11, **options)
     (obs_t, info_t), (obs_s, info_s) = threaded.reset(), serial.reset()
     rng = np.random.default_rng(5)
@@ -128,9 +128,9 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_for
 
 
 def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():
-    import midnight_env.vector as vector
+    import midnight_env.engine as engine
 
-    b = max(vector.PARALLEL_FROM, 130)
+    b = max(engine.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "hidden_castle", 3, seed=4)
     obs, _ = venv.reset()
     actions = random_actions(obs["action_mask"], np.random.default_rng(1))
@@ -287,3 +287,35 @@ def test_benchmark_script_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "midnight_party  env()" in out and "hidden_castle         4" in out
     assert (tmp_path / "plot.png").stat().st_size > 10_000
+
+
+def _step_in_forked_child(venv, actions, queue):
+    obs, rewards, *_ = venv.step(actions)
+    queue.put((obs["observation"].sum(), rewards.sum()))
+
+
+def test_threaded_envs_keep_working_in_a_forked_child():
+    """numba's OpenMP threads abort a child forked after the parent used them: there the engine
+    and the env fall back to the serial kernels (same results)."""
+    import multiprocessing
+
+    import midnight_env.engine as engine
+
+    b = max(engine.PARALLEL_FROM, 130)
+    venv = VectorEnv(b, "midnight_party", 4, seed=3)
+    obs, _ = venv.reset()
+    actions = random_actions(obs["action_mask"], np.random.default_rng(0))
+    venv.step(actions)  # the parent has run the threaded kernels
+    actions = random_actions(venv.state.legal, np.random.default_rng(1))
+    twin = VectorEnv(b, "midnight_party", 4, seed=3)
+    twin.reset()
+    twin.step(random_actions(twin.state.legal, np.random.default_rng(0)))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_step_in_forked_child, args=(venv, actions, queue))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0, "the forked child died"
+    obs_sum, reward_sum = queue.get(timeout=10)
+    obs, rewards, *_ = twin.step(actions)  # the same step in the parent, threaded
+    assert obs_sum == obs["observation"].sum() and reward_sum == rewards.sum()
