@@ -190,6 +190,53 @@ def fill_place_mask(gallery, legal, i):
             legal[i, sq] &= gallery[i, p, sq] <= 0
 
 
+# lowest set bit of a 64-bit word: de Bruijn multiplication and a table (numba has no ctz)
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43,
+                            22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44,
+                            32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], dtype=np.int64)
+
+
+@njit(**_RULE)
+def _lowest_bit(x):
+    """Index of the lowest set bit of the nonzero uint64 ``x``."""
+    return _DEBRUIJN_INDEX[np.int64(((x & (~x + np.uint64(1))) * _DEBRUIJN) >> np.uint64(58))]
+
+
+@njit(**_RULE)
+def _occupied_squares(gallery, i, p):
+    """Bit s set where player ``p`` has a guest on gallery square s (no branches: vector code)."""
+    bits = np.uint64(0)
+    for sq in range(gallery.shape[2]):
+        bits |= np.uint64(gallery[i, p, sq] > 0) << np.uint64(sq)
+    return bits
+
+
+@njit(**_RULE)
+def _moves_from(room, legal, R, i, p, r, origin, start, extra, leaving, rooms_open):
+    """The moves of one origin (a walk, and rooms within ``r`` steps) into ``legal[i]``; returns
+    how many. A walk of ``k`` steps from ``start`` enters the room whose door is ``k - extra``
+    squares ahead."""
+    base = R.num_squares + origin * (1 + R.num_rooms)
+    legal[i, base] = 1  # the walk is always possible
+    n = 1
+    if not rooms_open:
+        return n
+    for k in range(extra, r + 1):
+        q = R.room_at[_ring(start + k - extra, R.num_squares)]
+        if q < 0 or q == leaving:
+            continue
+        occupant = room[i, q]
+        if occupant < 0:
+            if R.kind[q] == GREEN and k != r:
+                continue  # green rooms need the exact roll
+        elif not R.castle or k != r or occupant == p:
+            continue  # occupied: hidden_castle expels another player's guest with the exact roll
+        legal[i, base + 1 + q] = 1
+        n += 1
+    return n
+
+
 @njit(**_RULE)
 def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
     """Moves of player ``p`` for the number ``r`` into ``legal[i]`` (cleared by the caller);
@@ -200,45 +247,20 @@ def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
     room or cellar guest's first step goes to its door square or the arrow square, so one
     step more is needed."""
     rooms_open = hugo[i] >= R.hugo_stairs  # locked until Hugo has stepped onto square 0
-    width = 1 + R.num_rooms
     n = 0
     on_gallery = 0
-    num_origins = R.num_squares + (R.num_rooms + 1 if R.castle else 0)
-    for origin in range(num_origins):
-        leaving = -1  # no re-entering the room just left
-        if origin < R.num_squares:
-            c = gallery[i, p, origin]
-            if c <= 0:
-                continue
-            on_gallery += c
-            start, extra = origin, 1  # on the door square: one step in
-        elif origin < R.num_squares + R.num_rooms:
-            leaving = origin - R.num_squares
-            if room[i, leaving] != p:
-                continue
-            start, extra = R.door[leaving], 2
-        else:
-            if top_cellar_place(stairs, R, i, p) < 0:
-                continue
-            start, extra = R.arrow, 2
-        base = R.num_squares + origin * width
-        legal[i, base] = 1  # the walk is always possible
-        n += 1
-        if not rooms_open:
-            continue
-        # a walk of k <= r steps enters the room whose door is k - extra squares ahead of start
-        for k in range(extra, r + 1):
-            q = R.room_at[_ring(start + k - extra, R.num_squares)]
-            if q < 0 or q == leaving:
-                continue
-            occupant = room[i, q]
-            if occupant < 0:
-                if R.kind[q] == GREEN and k != r:
-                    continue  # green rooms need the exact roll
-            elif not R.castle or k != r or occupant == p:
-                continue  # occupied: hidden_castle expels another player's guest with the exact roll
-            legal[i, base + 1 + q] = 1
-            n += 1
+    occupied = _occupied_squares(gallery, i, p)
+    while occupied:  # gallery origins, one per occupied square
+        sq = _lowest_bit(occupied)
+        occupied &= occupied - np.uint64(1)
+        on_gallery += gallery[i, p, sq]
+        n += _moves_from(room, legal, R, i, p, r, sq, sq, 1, -1, rooms_open)  # on the door square: one step in
+    if R.castle:
+        for q in range(R.num_rooms):
+            if room[i, q] == p:  # no re-entering the room just left
+                n += _moves_from(room, legal, R, i, p, r, R.num_squares + q, R.door[q], 2, q, rooms_open)
+        if top_cellar_place(stairs, R, i, p) >= 0:
+            n += _moves_from(room, legal, R, i, p, r, R.num_squares + R.num_rooms, R.arrow, 2, -1, rooms_open)
     if not R.castle and (on_gallery == 1 or (R.pass_always and on_gallery >= 1)):
         legal[i, R.num_actions - 1] = 1
         n += 1
