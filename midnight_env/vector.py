@@ -98,23 +98,25 @@ def final_ranks(points: np.ndarray) -> np.ndarray:
     return 1 + (points[:, None, :] < points[:, :, None]).sum(axis=2)
 
 
+@njit(cache=True, inline="always")
+def _only_legal_action(legal, i):
+    """The only legal action of game ``i``, or -1 when it has none or several."""
+    found = -1
+    for a in range(legal.shape[1]):
+        if legal[i, a]:
+            if found >= 0:
+                return -1
+            found = a
+    return found
+
+
 @njit(cache=True)
 def forced_actions(legal, out):
     """The only legal action of each game that has exactly one (-1 elsewhere); returns how many."""
     count = 0
     for i in range(legal.shape[0]):
-        out[i] = -1
-        n = 0
-        last = -1
-        for a in range(legal.shape[1]):
-            if legal[i, a]:
-                n += 1
-                last = a
-                if n > 1:
-                    break
-        if n == 1:
-            out[i] = last
-            count += 1
+        out[i] = _only_legal_action(legal, i)
+        count += out[i] >= 0
     return count
 
 
@@ -128,18 +130,6 @@ def _first_bad_in(actions, legal, phase, num_actions, lo, hi):
         if a < -1 or a >= num_actions or (phase[i] != PLACE and phase[i] != MOVE) or legal[i, a] == 0:
             return i
     return -1
-
-
-@njit(cache=True, inline="always")
-def _only_legal_action(legal, i):
-    """The only legal action of game ``i``, or -1 when it has none or several."""
-    found = -1
-    for a in range(legal.shape[1]):
-        if legal[i, a]:
-            if found >= 0:
-                return -1
-            found = a
-    return found
 
 
 @njit(cache=True)
