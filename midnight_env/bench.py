@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from midnight_env.engine import Engine, agent_streams
+from midnight_env.engine import PARALLEL_FROM, Engine, agent_streams
 
 
 def decisions_per_second(engine: Engine, batch: int, decisions: int, repeats: int = 5,
@@ -60,8 +60,6 @@ def machine_description() -> str:
 def run_engine_bench(batches=(1, 256, 4096), variants=("midnight_party", "hidden_castle"), num_players: int = 4,
                      decisions: int = 400_000, repeats: int = 5, echo=print) -> list[tuple[str, int, float, float]]:
     rows = []
-    from midnight_env.engine import PARALLEL_FROM
-
     echo(f"machine: {machine_description()}; load average {os.getloadavg()[0]:.1f}")
     echo(f"threaded kernels from batch {PARALLEL_FROM:,} (MIDNIGHT_PARALLEL_FROM); "
          f"numba threads: {numba_threads()}")

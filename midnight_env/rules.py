@@ -677,7 +677,7 @@ def _choose_in_words(words, r0, r1, rng, i):
 @njit(cache=True)
 def _choose_rows(legal, rng, out, lo, hi):
     """Rows ``lo..hi-1`` of ``random_legal_actions``."""
-    b, width = legal.shape
+    width = legal.shape[1]
     if legal.itemsize != 1 or not legal.flags.c_contiguous:
         for i in range(lo, hi):
             out[i] = _choose_in_bytes(legal[i], 0, width, rng, i)
