@@ -350,6 +350,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
                                            lay.inv_points, self._obs)
 
+    def _recompile_if_forked(self) -> None:
+        """Threaded kernels compiled before a fork cannot run in the child (``engine.threaded``):
+        there the env switches to the serial ones."""
+        if self._threaded and not threaded(self.num_envs):
+            self._compile()
+
     # -- seeds --------------------------------------------------------------------------------
     @property
     def seeds(self) -> np.ndarray:
@@ -405,8 +411,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         restarts) unless ``obs`` has no rows."""
         if self.state is None:
             raise RuntimeError("VectorEnv.step() called before reset()")
-        if self._threaded and not threaded(self.num_envs):  # in a forked child: serial kernels
-            self._compile()
+        self._recompile_if_forked()
         state, engine = self.state, self.engine
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
@@ -447,8 +452,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""
         obs = np.empty_like(self._obs) if self.copy else self._obs
         lay = observation_layout(self.engine)
-        if self._threaded and not threaded(self.num_envs):  # in a forked child: serial kernels
-            self._compile()
+        self._recompile_if_forked()
         self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}
