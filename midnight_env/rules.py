@@ -601,6 +601,10 @@ _ALL_BYTES = np.uint64(0xFFFFFFFFFFFFFFFF)
 _BYTE_ONES = np.uint64(0x0101010101010101)  # (x * _BYTE_ONES) >> 56: sum of x's bytes, if < 256
 _EVEN_BYTES = np.uint64(0x00FF00FF00FF00FF)
 _SHORT_ONES = np.uint64(0x0001000100010001)
+_BYTE_BITS = np.uint64(0x0102040810204080)  # (x * _BYTE_BITS) >> 56: bit j = byte j, for bytes of 0 or 1
+# _KTH_BIT[8 * bits + k]: position of the k-th set bit of the 8-bit value ``bits``
+_KTH_BIT = np.array([[j for j in range(8) if b >> j & 1][k] if k < bin(b).count("1") else 0
+                     for b in range(256) for k in range(8)], dtype=np.int8)
 
 
 @njit(**_RULE)
@@ -636,8 +640,10 @@ def _choose_in_bytes(flat, r0, r1, rng, i):
 @njit(**_RULE)
 def _choose_in_words(words, r0, r1, rng, i):
     """``_choose_in_bytes`` for a row of at most 255 words (so that a byte of ``total`` cannot
-    overflow), read a word at a time: the first and last word are masked to the row's bytes,
-    and empty words are skipped."""
+    overflow), read a word at a time: the first and last word are masked to the row's bytes.
+    The k-th entry is found by counting whole words (four at a time inside the row) without
+    testing them, so that the only unpredictable branch is the one that finds it; its byte by
+    table. Entries must be 0 or 1."""
     first = r0 >> 3
     last = (r1 - 1) >> 3
     head = _ALL_BYTES << np.uint64(8 * (r0 & 7))  # the row's bytes of its first word
@@ -654,24 +660,26 @@ def _choose_in_words(words, r0, r1, rng, i):
     k = _draw_below(rng, i, n)
     w = first
     x = words[w] & head
-    while True:  # the word holding the k-th legal entry
+    while w + 3 < last:  # four words at a time while all lie inside the row
+        u = np.uint64(w)
+        c = np.int64(((x + words[u + np.uint64(1)] + words[u + np.uint64(2)] + words[u + np.uint64(3)])
+                      * _BYTE_ONES) >> np.uint64(56))
+        if k < c:
+            break
+        k -= c
+        w += 4
+        x = words[np.uint64(w)]
+    while True:  # the word holding the k-th legal entry: no test of x, one branch miss at the end
         if w == last:
             x &= tail
-        if x:
-            c = np.int64((x * _BYTE_ONES) >> np.uint64(56))
-            if k < c:
-                break
-            k -= c
+        c = np.int64((x * _BYTE_ONES) >> np.uint64(56))
+        if k < c:
+            break
+        k -= c
         w += 1
         x = words[np.uint64(w)]
-    j = 0
-    while True:  # its byte
-        if (x >> np.uint64(8 * j)) & np.uint64(0xFF):
-            if k == 0:
-                break
-            k -= 1
-        j += 1
-    return w * 8 + j - r0
+    bits = (x * _BYTE_BITS) >> np.uint64(56)  # bit j: byte j of x is set
+    return w * 8 + _KTH_BIT[bits * np.uint64(8) + np.uint64(k)] - r0
 
 
 @njit(cache=True)
