@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
+import numba
 import numpy as np
 
 from midnight_env import rules as K
@@ -44,6 +45,14 @@ def threaded(batch: int) -> bool:
         return False
     _threads_used = True
     return True
+
+
+def task_size(batch: int) -> int:
+    """Games per task of a threaded kernel over ``batch`` games: an equal share per thread, at
+    least ``rules.CHUNK``. Each task costs microseconds to start (its calls and views), more than
+    finer shares gain in balance: 4096 games stepped in 64 tasks of 64 took 15 % longer than in
+    two tasks of 2048 on 2 cores (numba hands every thread an equal share either way)."""
+    return max(K.CHUNK, -(-batch // numba.get_num_threads()))
 
 
 def _after_fork_in_child() -> None:
@@ -118,12 +127,15 @@ class Engine:
     def _run(self, state: GameState, actions, faces, auto_roll: bool, faces_out=None) -> None:
         b = state.batch_size
         no_actions, no_faces_out = self._scratch(b)
-        kernel = K.step_parallel if threaded(b) else K.step_serial
         # plain tuples: numba dispatches them several times faster than namedtuples
         if actions is not None and not isinstance(actions, np.ndarray):  # a list from a caller that skipped checks
             actions = np.asarray(actions, dtype=np.int64)
-        kernel(tuple(state), self._kernel_rules, no_actions if actions is None else actions,
-               no_actions if faces is None else faces, auto_roll, no_faces_out if faces_out is None else faces_out)
+        args = (tuple(state), self._kernel_rules, no_actions if actions is None else actions,
+                no_actions if faces is None else faces, auto_roll, no_faces_out if faces_out is None else faces_out)
+        if threaded(b):
+            K.step_parallel(*args, task_size(b))
+        else:
+            K.step_serial(*args)
 
     def _scratch(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """(b,) -1 actions (no decision, no die face) and a faces-out buffer nobody reads."""
@@ -231,8 +243,10 @@ def random_legal_choices(legal: np.ndarray, rng: np.ndarray, out: np.ndarray | N
     """(B,) a uniformly random legal entry of each row of the (B, A) mask ``legal`` (-1 for a row
     without any), drawn from per-row uint64 streams ``rng``; threaded for large batches."""
     out = np.empty(legal.shape[0], np.int64) if out is None else out
-    kernel = K.random_legal_actions_parallel if threaded(legal.shape[0]) else K.random_legal_actions
-    kernel(legal, rng, out)
+    if threaded(legal.shape[0]):
+        K.random_legal_actions_parallel(legal, rng, out, task_size(legal.shape[0]))
+    else:
+        K.random_legal_actions(legal, rng, out)
     return out
 
 

@@ -37,8 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
-from midnight_env.engine import threaded  # one rule for every kernel
-from midnight_env.rules import CHUNK
+from midnight_env.engine import task_size, threaded  # one rule for every kernel
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
@@ -235,12 +234,13 @@ def encode_serial(s, R, games, seats, off, inv_guests, inv_points, out):
 
 
 @njit(cache=True, parallel=True)
-def encode_parallel(s, R, games, seats, off, inv_guests, inv_points, out):
+def encode_parallel(s, R, games, seats, off, inv_guests, inv_points, out, size):
+    """``encode_serial`` in tasks of ``size`` rows spread over threads."""
     s = GameState(*s)
     R = Rules(*R)
     b = out.shape[0]
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        encode_chunk(s, R, games, seats, -1, off, inv_guests, inv_points, out, c * CHUNK, min(b, (c + 1) * CHUNK))
+    for c in prange((b + size - 1) // size):
+        encode_chunk(s, R, games, seats, -1, off, inv_guests, inv_points, out, c * size, min(b, (c + 1) * size))
 
 
 @njit(cache=True)
@@ -250,15 +250,18 @@ def encode_deciding_serial(s, R, off, inv_guests, inv_points, out):
 
 
 @njit(cache=True)
-def encode_deciding_parallel(s, R, off, inv_guests, inv_points, out):
-    encode_parallel(s, R, None, None, off, inv_guests, inv_points, out)
+def encode_deciding_parallel(s, R, off, inv_guests, inv_points, out, size):
+    encode_parallel(s, R, None, None, off, inv_guests, inv_points, out, size)
 
 
 def encode_deciding(engine, state: GameState, out: np.ndarray) -> np.ndarray:
     """Every game of ``state`` seen by its deciding seat, written into ``out`` (B, D) float32."""
     lay = observation_layout(engine)
-    kernel = encode_deciding_parallel if threaded(state.batch_size) else encode_deciding_serial
-    kernel(state, engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, out)
+    args = (state, engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, out)
+    if threaded(state.batch_size):
+        encode_deciding_parallel(*args, task_size(state.batch_size))
+    else:
+        encode_deciding_serial(*args)
     return out
 
 
@@ -288,8 +291,11 @@ def encode_observations(engine, state: GameState, games=None, seats=None, out: n
     elif out.shape != (games.shape[0], lay.size) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(games.shape[0], lay.size)}, "
                          f"got {out.dtype} {out.shape}")
-    kernel = encode_parallel if threaded(games.shape[0]) else encode_serial
-    kernel(state, engine.rules, games, seats, lay.offsets, lay.inv_guests, lay.inv_points, out)
+    args = (state, engine.rules, games, seats, lay.offsets, lay.inv_guests, lay.inv_points, out)
+    if threaded(games.shape[0]):
+        encode_parallel(*args, task_size(games.shape[0]))
+    else:
+        encode_serial(*args)
     return out
 
 

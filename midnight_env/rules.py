@@ -528,19 +528,19 @@ def step_serial(s, R, actions, faces, auto_roll, faces_out):
     advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
 
 
-CHUNK = 64  # games per task of the threaded kernel
+CHUNK = 64  # fewest games per task of a threaded kernel (``engine.task_size`` decides)
 
 
 @njit(cache=True, parallel=True)
-def step_parallel(s, R, actions, faces, auto_roll, faces_out):
-    """``step_serial`` with chunks of games spread over threads."""
+def step_parallel(s, R, actions, faces, auto_roll, faces_out, size):
+    """``step_serial`` with tasks of ``size`` games spread over threads."""
     s = GameState(*s)
     R = Rules(*R)
     actions = np.asarray(actions)
     faces = np.asarray(faces)
     b = len(actions)
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        advance_games(s, R, c * CHUNK, min(b, (c + 1) * CHUNK), actions, faces, auto_roll, faces_out)
+    for c in prange((b + size - 1) // size):
+        advance_games(s, R, c * size, min(b, (c + 1) * size), actions, faces, auto_roll, faces_out)
 
 
 @njit(**_RULE)
@@ -712,11 +712,11 @@ def random_legal_actions(legal, rng, out):
 
 
 @njit(cache=True, parallel=True)
-def random_legal_actions_parallel(legal, rng, out):
-    """``random_legal_actions`` with chunks of games spread over threads (the same choices)."""
+def random_legal_actions_parallel(legal, rng, out, size):
+    """``random_legal_actions`` with tasks of ``size`` games spread over threads (the same choices)."""
     b = legal.shape[0]
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        _choose_rows(legal, rng, out, c * CHUNK, min(b, (c + 1) * CHUNK))
+    for c in prange((b + size - 1) // size):
+        _choose_rows(legal, rng, out, c * size, min(b, (c + 1) * size))
 
 
 @njit(cache=True)

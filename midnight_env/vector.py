@@ -28,11 +28,12 @@ Observation and action layout are those of the PettingZoo env (``midnight_env.en
 reward at the end only (:func:`rank_rewards`). ``auto_forced=True`` plays decisions with exactly
 one legal choice automatically (``info["forced"]`` counts them per game).
 
-``copy=False`` returns the env's own buffers (the mask is ``state.legal`` itself): faster, but
-they change on the next step. ``advance(actions)`` is ``step`` without building observations and
-``observations()`` builds them, for drivers that let other policies move some seats in between
-(the SB3 adapter, ``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write
-it). A game depends only on its seed and its actions, never on the batch it runs in.
+``copy=False`` returns the env's own buffers (observation, mask -- ``state.legal`` itself --,
+rewards, flags and the arrays of ``info``): faster, but they change on the next step.
+``advance(actions)`` is ``step`` without building observations and ``observations()`` builds
+them, for drivers that let other policies move some seats in between (the SB3 adapter,
+``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write it). A game
+depends only on its seed and its actions, never on the batch it runs in.
 
 A step is one compiled pass over the batch (checks, rules, rewards, restarts, observations);
 batches of ``midnight_env.engine.PARALLEL_FROM`` games or more (1,024 unless the environment
@@ -52,10 +53,10 @@ from numba import njit, prange, typeof
 
 from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError, Rules
-from midnight_env.engine import Engine, threaded
+from midnight_env.engine import Engine, task_size, threaded
 from midnight_env.observation import (encode_chunk, encode_deciding_parallel, encode_deciding_serial,
                                       observation_layout)
-from midnight_env.rules import CHUNK, advance_games, reset_game
+from midnight_env.rules import advance_games, reset_game
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 REWARDS = ("points", "rank")
@@ -149,7 +150,7 @@ def _play_forced_game(s, R, i, faces, faces_out, scratch):
 @njit(cache=True)
 def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
                 first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points, final_obs,
-                forced, obs, lo, hi):
+                forced, obs, agent, lo, hi):
     """Games ``lo..hi-1`` of ``vector_step``."""
     n = R.num_players
     b = actions.shape[0]
@@ -176,17 +177,27 @@ def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_re
             reset_game(s, R, i, seeds[i], start_points)
             if auto_forced:
                 forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
+        agent[i] = s.player[i]
     if obs.shape[0] > 0:
         encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
 
 
 @njit(cache=True)
-def _list_ended(terminated, truncated, ended):
-    """Indices of the games that ended into ``ended``; returns how many."""
+def _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks):
+    """The games that ended, in order, into the first rows of ``ended`` (their indices),
+    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank);
+    returns how many."""
     k = 0
+    n = final_points.shape[1]
     for i in range(terminated.shape[0]):
         if terminated[i] or truncated[i]:
             ended[k] = i
+            for p in range(n):
+                ended_points[k, p] = final_points[i, p]
+                better = 0
+                for q in range(n):
+                    better += final_points[i, q] < final_points[i, p]
+                ended_ranks[k, p] = 1 + better
             k += 1
     return k
 
@@ -194,16 +205,20 @@ def _list_ended(terminated, truncated, ended):
 @njit(cache=True)
 def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                        inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                       final_points, final_obs, forced, obs, ended):
+                       final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
     """One step of every game of a VectorEnv, in one pass over the batch while each game is in
     cache. Returns ``(bad, k)``: with ``check``, ``bad`` is the first game whose action is
     neither -1 nor legal, and then nothing has changed; else ``bad`` is -1, and the step applied
     ``actions`` and rolled on; played forced decisions (``auto_forced``); wrote each seat's
     reward (B, N); for each game that ended: its flags, final points and final observations from
     every seat (``final_obs[i]``, (N, D)), then restarted it with its next seed (slot i's k-th
-    game is seeded ``first_seed[i] + k*B``, written to ``seeds[i]``); listed the ``k`` games that
-    ended in ``ended[:k]``; and last, unless ``obs`` has no rows, wrote the observation of every
-    game's deciding seat (B, D)."""
+    game is seeded ``first_seed[i] + k*B``, written to ``seeds[i]``); wrote each game's deciding
+    seat into ``agent``; unless ``obs`` has no rows, wrote the observation of every game's
+    deciding seat (B, D); and last listed the ``k`` games that ended with their results
+    (``_list_ended``) and final observations (``ended_obs[:k]``). Everything a step returns is
+    written here, and Python around it only hands the buffers out: right after a pass over the
+    batch has flushed the caches, each numpy call there costs several microseconds (measured:
+    0.13 ms per step of 4096 games for ranks, gathers and copies, now 0.04 ms)."""
     s = GameState(*s)
     R = Rules(*R)
     b = actions.shape[0]
@@ -213,31 +228,38 @@ def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_for
             return bad, 0
     _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                 inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points,
-                final_obs, forced, obs, 0, b)
-    return -1, _list_ended(terminated, truncated, ended)
+                final_obs, forced, obs, agent, 0, b)
+    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+    for e in range(k):
+        ended_obs[e] = final_obs[ended[e]]
+    return -1, k
 
 
 @njit(cache=True, parallel=True)
 def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                          inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                         final_points, final_obs, forced, obs, ended):
-    """``vector_step_serial`` with chunks of games spread over threads."""
+                         final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs,
+                         size):
+    """``vector_step_serial`` in tasks of ``size`` games spread over threads."""
     s = GameState(*s)
     R = Rules(*R)
     b = actions.shape[0]
-    chunks = (b + CHUNK - 1) // CHUNK
+    chunks = (b + size - 1) // size
     if check:
         first_bad = np.empty(chunks, np.int64)
         for c in prange(chunks):
-            first_bad[c] = _first_bad_in(actions, s.legal, s.phase, R.num_actions, c * CHUNK, min(b, (c + 1) * CHUNK))
+            first_bad[c] = _first_bad_in(actions, s.legal, s.phase, R.num_actions, c * size, min(b, (c + 1) * size))
         for c in range(chunks):
             if first_bad[c] >= 0:
                 return first_bad[c], 0
     for c in prange(chunks):
         _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                     inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                    final_points, final_obs, forced, obs, c * CHUNK, min(b, (c + 1) * CHUNK))
-    return -1, _list_ended(terminated, truncated, ended)
+                    final_points, final_obs, forced, obs, agent, c * size, min(b, (c + 1) * size))
+    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+    for e in prange(k):  # the final observations in the order of ``ended``
+        ended_obs[e] = final_obs[ended[e]]
+    return -1, k
 
 
 def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -330,9 +352,21 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._final_obs = np.empty((self.num_envs, self.num_players, self.obs_size), np.float32)
         self._final_points = np.zeros((self.num_envs, self.num_players), np.int32)
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
-        self._ended = np.empty(self.num_envs, np.int64)  # indices of the games that ended in a step
+        # what a step returns: the games that ended in it (first k rows), in order, with their results
+        b, n = self.num_envs, self.num_players
+        self._ended = np.empty(b, np.int64)
+        self._ended_points = np.empty((b, n), np.int32)
+        self._ended_ranks = np.empty((b, n), np.int64)
+        self._ended_obs = np.empty((b, n, self.obs_size), np.float32)  # paged in as far as used
+        self._agent = np.empty(b, np.int64)  # deciding seat of each game
+        # rewards and flags, handed out as they are with copy=False
+        self._rewards = np.empty((b, n), np.float32)
+        self._terminations = np.empty(b, np.bool_)
+        self._truncations = np.empty(b, np.bool_)
+        self._layout = observation_layout(self.engine)
         self._step_kernel = self._encode_kernel = None
         self._threaded = False
+        self._tasks: tuple[int, ...] = ()
 
     def _compile(self) -> None:
         """The step kernel and the encoder for this batch, called without per-call dispatch."""
@@ -340,21 +374,26 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         lay = observation_layout(self.engine)
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
+        self._tasks = (task_size(b),) if big else ()  # the threaded kernels' last argument
         self._step_kernel = machine_code(vector_step_parallel if big else vector_step_serial, self.state,
                                          self.engine.rules, self._scratch, True, self._faces, self._faces_out,
                                          self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
                                          self._first_seed, self._episode, self._seeds, self._start_points,
                                          np.empty((b, n), np.float32), flags, flags, self._final_points,
-                                         self._final_obs, self._forced, self._obs, self._ended)
+                                         self._final_obs, self._forced, self._obs, self._agent, self._ended,
+                                         self._ended_points, self._ended_ranks, self._ended_obs, *self._tasks)
         self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
-                                           lay.inv_points, self._obs)
+                                           lay.inv_points, self._obs, *self._tasks)
 
-    def _recompile_if_forked(self) -> None:
+    def _prepare_kernels(self) -> None:
         """Threaded kernels compiled before a fork cannot run in the child (``engine.threaded``):
-        there the env switches to the serial ones."""
+        there the env switches to the serial ones. Threaded ones get the current task size
+        (``numba.set_num_threads`` may have changed it)."""
         if self._threaded and not threaded(self.num_envs):
             self._compile()
+        elif self._threaded:
+            self._tasks = (task_size(self.num_envs),)
 
     # -- seeds --------------------------------------------------------------------------------
     @property
@@ -411,7 +450,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         restarts) unless ``obs`` has no rows."""
         if self.state is None:
             raise RuntimeError("VectorEnv.step() called before reset()")
-        self._recompile_if_forked()
+        self._prepare_kernels()
         state, engine = self.state, self.engine
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
@@ -419,45 +458,53 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         actions = np.ascontiguousarray(actions.reshape(-1), dtype=np.int64)  # the kernel trusts this type
         if actions.shape[0] != self.num_envs:
             raise ValueError(f"got {actions.shape[0]} actions for {self.num_envs} games")
-        lay = observation_layout(engine)
-        b, n = self.num_envs, self.num_players
-        rewards = np.empty((b, n), np.float32)
-        terminations = np.empty(b, np.bool_)
-        truncations = np.empty(b, np.bool_)
-        forced = np.empty(b, np.int64) if self.auto_forced else self._forced
+        lay = self._layout
+        if self.copy:
+            b, n = self.num_envs, self.num_players
+            rewards = np.empty((b, n), np.float32)
+            terminations = np.empty(b, np.bool_)
+            truncations = np.empty(b, np.bool_)
+        else:
+            rewards, terminations, truncations = self._rewards, self._terminations, self._truncations
+        forced = np.empty(self.num_envs, np.int64) if self.auto_forced and self.copy else self._forced
         # check the actions, apply them and roll on, forced decisions, rewards, finished games
         # recorded and restarted, observations: one pass over the batch
         bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._faces, self._faces_out,
                                    self._scratch, self.auto_forced, self.reward_mode == "points", lay.offsets,
                                    lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
                                    self._start_points, rewards, terminations, truncations, self._final_points,
-                                   self._final_obs, forced, obs, self._ended)
+                                   self._final_obs, forced, obs, self._agent, self._ended, self._ended_points,
+                                   self._ended_ranks, self._ended_obs, *self._tasks)
         if bad >= 0:  # nothing has changed
             if actions[bad] < -1:
                 raise ValueError(f"game {bad}: action {actions[bad]} is out of range: allowed are "
                                  f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
             engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
             raise ActionError(engine.illegal_message(state, int(bad), int(actions[bad])))
-        info = self._info(forced if self.auto_forced else None)
+        info = {"agent": self._agent, "seed": self._seeds}
+        if self.auto_forced:
+            info["forced"] = forced
         if k:
-            ended = self._ended[:k].copy()
-            points = self._final_points[ended]
-            if self.reward_mode == "rank":
-                rewards[ended] = rank_rewards(points)
-            info.update(final_games=ended, final_observation=self._final_obs[ended], final_points=points,
-                        final_ranks=final_ranks(points))
+            info.update(final_games=self._ended[:k], final_observation=self._ended_obs[:k],
+                        final_points=self._ended_points[:k], final_ranks=self._ended_ranks[:k])
+        if self.copy:
+            info = {key: value.copy() for key, value in info.items()}
+        if k and self.reward_mode == "rank":
+            rewards[info["final_games"]] = rank_rewards(info["final_points"])
         return rewards, terminations, truncations, info
 
     def observations(self) -> dict:
         """``{"observation": (B, D), "action_mask": (B, A)}`` of every game, seen by its deciding seat."""
         obs = np.empty_like(self._obs) if self.copy else self._obs
-        lay = observation_layout(self.engine)
-        self._recompile_if_forked()
-        self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+        lay = self._layout
+        self._prepare_kernels()
+        self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs,
+                            *self._tasks)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}
 
     def _info(self, forced: np.ndarray | None) -> dict:
+        """The info of ``reset`` (``step`` builds its own from the kernel's buffers)."""
         info = {"agent": self.state.player.astype(np.int64), "seed": self._seeds.copy()}
         if forced is not None:
             info["forced"] = forced

@@ -39,7 +39,8 @@ def reference(legal: np.ndarray, rng: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("width", [1, 7, 8, 9, 28, 409, 509, 2032, 2039, 2041, 2100])
 @pytest.mark.parametrize("kind", ["int8", "bool", "int64", "strided"])
-@pytest.mark.parametrize("kernel", [random_legal_actions, random_legal_actions_parallel], ids=["serial", "threads"])
+@pytest.mark.parametrize("kernel", [random_legal_actions, lambda legal, rng, out: random_legal_actions_parallel(
+    legal, rng, out, 64)], ids=["serial", "threads"])  # tasks of 64 games: 200 games make four
 def test_the_choice_is_the_reference_one(width, kind, kernel):
     gen = np.random.default_rng(width)
     for games in (1, 3, 65, 200):  # 200: several chunks of the threaded kernel

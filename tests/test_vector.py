@@ -198,8 +198,33 @@ def test_copy_false_returns_the_envs_buffers():
     venv = VectorEnv(2, "hidden_castle", 2, seed=0, copy=False)
     obs, _ = venv.reset()
     assert obs["action_mask"] is venv.state.legal
-    obs2, *_ = venv.step(random_actions(obs["action_mask"], np.random.default_rng(0)))
+    obs2, rewards, terminations, _, info = venv.step(random_actions(obs["action_mask"], np.random.default_rng(0)))
     assert obs2["observation"] is obs["observation"]
+    obs3, rewards3, terminations3, _, info3 = venv.step(random_actions(obs2["action_mask"], np.random.default_rng(1)))
+    assert rewards3 is rewards and terminations3 is terminations and info3["agent"] is info["agent"]
+
+
+@pytest.mark.parametrize("reward,auto_forced", [("points", False), ("rank", True)])
+def test_copy_false_gives_what_copy_true_does(reward, auto_forced):
+    """The env's own buffers hold, step by step, the values of the fresh arrays of copy=True:
+    rewards, flags, info and the finished games' results included."""
+    options = dict(seed=7, reward=reward, auto_forced=auto_forced, guests_per_player=2)
+    fresh, own = VectorEnv(6, "midnight_party", 3, **options), VectorEnv(6, "midnight_party", 3, copy=False, **options)
+    (obs_f, info_f), (obs_o, info_o) = fresh.reset(), own.reset()
+    rng = np.random.default_rng(3)
+    ended = 0
+    for _ in range(200):
+        actions = random_actions(obs_f["action_mask"], rng)
+        (obs_f, *out_f, info_f), (obs_o, *out_o, info_o) = fresh.step(actions), own.step(actions)
+        for key in obs_f:
+            np.testing.assert_array_equal(obs_f[key], obs_o[key])
+        for a, b_ in zip(out_f, out_o):
+            np.testing.assert_array_equal(a, b_)
+        assert info_f.keys() == info_o.keys()
+        for key in info_f:
+            np.testing.assert_array_equal(info_f[key], info_o[key])
+        ended += len(info_f.get("final_games", ()))
+    assert ended >= 6, "games ended and restarted"
 
 
 def test_auto_forced_vector():
