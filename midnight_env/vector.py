@@ -481,16 +481,16 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                  f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
             engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
             raise ActionError(engine.illegal_message(state, int(bad), int(actions[bad])))
-        info = {"agent": self._agent, "seed": self._seeds}
+        out = self._handed_out
+        info = {"agent": out(self._agent), "seed": out(self._seeds)}
         if self.auto_forced:
             info["forced"] = forced
         if k:
-            info.update(final_games=self._ended[:k], final_observation=self._ended_obs[:k],
-                        final_points=self._ended_points[:k], final_ranks=self._ended_ranks[:k])
-        if self.copy:
-            info = {key: value.copy() for key, value in info.items()}
-        if k and self.reward_mode == "rank":
-            rewards[info["final_games"]] = rank_rewards(info["final_points"])
+            ended, points = out(self._ended[:k]), out(self._ended_points[:k])
+            info.update(final_games=ended, final_observation=out(self._ended_obs[:k]), final_points=points,
+                        final_ranks=out(self._ended_ranks[:k]))
+            if self.reward_mode == "rank":
+                rewards[ended] = rank_rewards(points)
         return rewards, terminations, truncations, info
 
     def observations(self) -> dict:
@@ -502,6 +502,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                             *self._tasks)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}
+
+    def _handed_out(self, buffer: np.ndarray) -> np.ndarray:
+        """``buffer`` itself with ``copy=False``, else a copy of it."""
+        return buffer.copy() if self.copy else buffer
 
     def _info(self, forced: np.ndarray | None) -> dict:
         """The info of ``reset`` (``step`` builds its own from the kernel's buffers)."""
