@@ -324,7 +324,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = int(num_envs)
         self.num_players = self.engine.num_players
         self.num_actions = self.engine.num_actions
-        self.obs_size = observation_layout(self.engine).size
+        self._layout = observation_layout(self.engine)
+        self.obs_size = self._layout.size
         self.reward_mode = reward
         self.auto_forced = bool(auto_forced)
         self.copy = bool(copy)
@@ -363,7 +364,6 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._rewards = np.empty((b, n), np.float32)
         self._terminations = np.empty(b, np.bool_)
         self._truncations = np.empty(b, np.bool_)
-        self._layout = observation_layout(self.engine)
         self._step_kernel = self._encode_kernel = None
         self._threaded = False
         self._tasks: tuple[int, ...] = ()
@@ -371,7 +371,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def _compile(self) -> None:
         """The step kernel and the encoder for this batch, called without per-call dispatch."""
         big = self._threaded = threaded(self.num_envs)
-        lay = observation_layout(self.engine)
+        lay = self._layout
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
         self._tasks = (task_size(b),) if big else ()  # the threaded kernels' last argument

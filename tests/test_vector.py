@@ -16,6 +16,28 @@ def random_actions(mask, rng):
     return np.array([int(np.flatnonzero(row)[rng.integers(row.sum())]) for row in mask], np.int64)
 
 
+def lockstep_ended(left, right, steps, rng):
+    """Step two vector envs with the same random legal actions, asserting after every step that
+    they return the same observations, masks, rewards, flags and info; returns how many games
+    ended (and restarted) on the way."""
+    (obs_l, _), (obs_r, _) = left.reset(), right.reset()
+    ended = 0
+    for _ in range(steps):
+        for key in obs_l:
+            np.testing.assert_array_equal(obs_l[key], obs_r[key])
+        actions = random_actions(obs_l["action_mask"], rng)
+        (obs_l, *out_l, info_l), (obs_r, *out_r, info_r) = left.step(actions), right.step(actions)
+        for a, b in zip(out_l, out_r):
+            np.testing.assert_array_equal(a, b)
+        assert info_l.keys() == info_r.keys()
+        for key in info_l:
+            np.testing.assert_array_equal(info_l[key], info_r[key])
+        ended += len(info_l.get("final_games", ()))
+    for key in obs_l:
+        np.testing.assert_array_equal(obs_l[key], obs_r[key])
+    return ended
+
+
 @pytest.mark.parametrize("variant,num_players,options", [
     ("hidden_castle", 3, {}),
     ("midnight_party", 2, {"reward": "rank"}),
@@ -110,20 +132,7 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_for
     threaded = VectorEnv(b, "midnight_party", 3, seed=11, **options)
     monkeypatch.setattr(engine, "PARALLEL_FROM", 10**9)
     serial = VectorEnv(b, "midnight_party", 3, seed=11, **options)
-    (obs_t, info_t), (obs_s, info_s) = threaded.reset(), serial.reset()
-    rng = np.random.default_rng(5)
-    ended = 0
-    for _ in range(120):
-        for key in obs_t:
-            np.testing.assert_array_equal(obs_t[key], obs_s[key])
-        actions = random_actions(obs_t["action_mask"], rng)
-        (obs_t, *out_t, info_t), (obs_s, *out_s, info_s) = threaded.step(actions), serial.step(actions)
-        for a, b_ in zip(out_t, out_s):
-            np.testing.assert_array_equal(a, b_)
-        assert info_t.keys() == info_s.keys()
-        for key in info_t:
-            np.testing.assert_array_equal(info_t[key], info_s[key])
-        ended += len(info_t.get("final_games", ()))
+    ended = lockstep_ended(threaded, serial, 120, np.random.default_rng(5))
     assert ended > b // 2, "games ended and restarted"
 
 
@@ -210,20 +219,7 @@ def test_copy_false_gives_what_copy_true_does(reward, auto_forced):
     rewards, flags, info and the finished games' results included."""
     options = dict(seed=7, reward=reward, auto_forced=auto_forced, guests_per_player=2)
     fresh, own = VectorEnv(6, "midnight_party", 3, **options), VectorEnv(6, "midnight_party", 3, copy=False, **options)
-    (obs_f, info_f), (obs_o, info_o) = fresh.reset(), own.reset()
-    rng = np.random.default_rng(3)
-    ended = 0
-    for _ in range(200):
-        actions = random_actions(obs_f["action_mask"], rng)
-        (obs_f, *out_f, info_f), (obs_o, *out_o, info_o) = fresh.step(actions), own.step(actions)
-        for key in obs_f:
-            np.testing.assert_array_equal(obs_f[key], obs_o[key])
-        for a, b_ in zip(out_f, out_o):
-            np.testing.assert_array_equal(a, b_)
-        assert info_f.keys() == info_o.keys()
-        for key in info_f:
-            np.testing.assert_array_equal(info_f[key], info_o[key])
-        ended += len(info_f.get("final_games", ()))
+    ended = lockstep_ended(fresh, own, 200, np.random.default_rng(3))
     assert ended >= 6, "games ended and restarted"
 
 
