@@ -100,9 +100,9 @@ def hugo_speed(clock, R, i):
 
 
 @njit(**_RULE)
-def guests_on_gallery(gallery, i, p):
+def guests_on_gallery(gallery, R, i, p):
     n = 0
-    for sq in range(gallery.shape[2]):
+    for sq in range(R.num_squares):
         n += gallery[i, p, sq]
     return n
 
@@ -147,9 +147,9 @@ def _over_points_limit(spooky, R, i):
 
 
 @njit(**_RULE)
-def _guests_on_square(gallery, i, sq):
+def _guests_on_square(gallery, R, i, sq):
     n = 0
-    for p in range(gallery.shape[1]):
+    for p in range(R.num_players):
         n += gallery[i, p, sq]
     return n
 
@@ -180,13 +180,12 @@ def _capture_walker(stairs, spooky, R, i, p):
 
 
 @njit(**_RULE)
-def fill_place_mask(gallery, legal, i):
+def fill_place_mask(gallery, legal, R, i):
     """Placement: every gallery square without a guest (Hugo does not matter)."""
-    num_squares = gallery.shape[2]
-    for sq in range(num_squares):
+    for sq in range(R.num_squares):
         legal[i, sq] = 1
-    for p in range(gallery.shape[1]):  # branch-free, so that it compiles to vector code
-        for sq in range(num_squares):
+    for p in range(R.num_players):  # branch-free, so that it compiles to vector code
+        for sq in range(R.num_squares):
             legal[i, sq] &= gallery[i, p, sq] <= 0
 
 
@@ -204,10 +203,10 @@ def _lowest_bit(x):
 
 
 @njit(**_RULE)
-def _occupied_squares(gallery, i, p):
+def _occupied_squares(gallery, R, i, p):
     """Bit s set where player ``p`` has a guest on gallery square s (no branches: vector code)."""
     bits = np.uint64(0)
-    for sq in range(gallery.shape[2]):
+    for sq in range(R.num_squares):
         bits |= np.uint64(gallery[i, p, sq] > 0) << np.uint64(sq)
     return bits
 
@@ -249,7 +248,7 @@ def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
     rooms_open = hugo[i] >= R.hugo_stairs  # locked until Hugo has stepped onto square 0
     n = 0
     on_gallery = 0
-    occupied = _occupied_squares(gallery, i, p)
+    occupied = _occupied_squares(gallery, R, i, p)
     while occupied:  # gallery origins, one per occupied square
         sq = _lowest_bit(occupied)
         occupied &= occupied - np.uint64(1)
@@ -272,7 +271,7 @@ def fill_mask(gallery, room, stairs, hugo, legal, phase, player, roll, R, i):
     """Recompute ``legal[i]`` for the game's current phase."""
     legal[i, :] = 0
     if phase[i] == PLACE:
-        fill_place_mask(gallery, legal, i)
+        fill_place_mask(gallery, legal, R, i)
     elif phase[i] == MOVE:
         fill_move_mask(gallery, room, stairs, hugo, legal, R, i, player[i], roll[i])
 
@@ -308,17 +307,17 @@ def _most_points_seat(spooky, R, i):
 
 
 @njit(**_RULE)
-def _round_over(gallery, room, i):
+def _round_over(gallery, room, R, i):
     """midnight_party: no guest on the gallery, or every room occupied (section 8)."""
     full = True
-    for q in range(room.shape[1]):
+    for q in range(R.num_rooms):
         if room[i, q] < 0:
             full = False
             break
     if full:
         return True
-    for p in range(gallery.shape[1]):
-        for sq in range(gallery.shape[2]):
+    for p in range(R.num_players):
+        for sq in range(R.num_squares):
             if gallery[i, p, sq] > 0:
                 return False
     return True
@@ -330,7 +329,7 @@ def _end_round(s, R, i):
     this one takes the whole state."""
     wine = R.num_places
     for p in range(R.num_players):  # left on the gallery: to the wine cellar
-        c = guests_on_gallery(s.gallery, i, p)
+        c = guests_on_gallery(s.gallery, R, i, p)
         if c > 0:
             s.stairs[i, p, wine] += c
             _book(s.spooky, R, i, p, c * R.place_value[wine])
@@ -386,7 +385,7 @@ def _move_hugo(gallery, stairs, spooky, hugo, clock, R, i):
         sq = hugo[i] - R.hugo_stairs
         if sq < 0:
             continue
-        if _guests_on_square(gallery, i, sq) > 0:
+        if _guests_on_square(gallery, R, i, sq) > 0:
             _capture_square(gallery, stairs, spooky, R, i, sq)
         if R.castle:
             if sq == R.arrow:  # captures first, then the clock moves
@@ -489,7 +488,7 @@ def advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
         while True:
             if turn_over:  # round end check, then the next roller (section 8)
                 turn_over = False
-                if not R.castle and _round_over(gallery, room, i):
+                if not R.castle and _round_over(gallery, room, R, i):
                     _end_round(s, R, i)
                 else:
                     _enter_roll(phase, player, roll, rolls, truncated, R, i, _next_seat(R, player[i]))
@@ -518,7 +517,7 @@ def advance_games(s, R, lo, hi, actions, faces, auto_roll, faces_out):
         if not mask_done and phase[i] != MOVE:  # (a game at MOVE without an action keeps its mask)
             legal[i, :] = 0
             if phase[i] == PLACE:
-                fill_place_mask(gallery, legal, i)
+                fill_place_mask(gallery, legal, R, i)
 
 
 @njit(cache=True)

@@ -35,9 +35,11 @@ them, for drivers that let other policies move some seats in between (the SB3 ad
 ``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write it). A game
 depends only on its seed and its actions, never on the batch it runs in.
 
-A step is one compiled pass over the batch (checks, rules, rewards, restarts, observations);
-batches of ``midnight_env.engine.PARALLEL_FROM`` games or more (1,024 unless the environment
-variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores. Speeds: BENCHMARKS.md.
+A step is one compiled pass over the batch (checks, rules, rewards, restarts, observations:
+``midnight_env.vector_kernels``); batches of ``midnight_env.engine.PARALLEL_FROM`` games or more
+(1,024 unless the environment variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all
+cores, compiled for the env's rule set with its numbers as constants (``midnight_env.specialize``:
+about 25 s the first time a rule set is used on a machine). Speeds: BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -49,15 +51,15 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, prange, typeof
+from numba import typeof
 
 from midnight_env.actions import ActionError
-from midnight_env.config import CASTLE_START_POINTS, ConfigError, Rules
+from midnight_env.config import CASTLE_START_POINTS, ConfigError
 from midnight_env.engine import Engine, task_size, threaded
-from midnight_env.observation import (encode_chunk, encode_deciding_parallel, encode_deciding_serial,
-                                      observation_layout)
-from midnight_env.rules import advance_games, reset_game
-from midnight_env.state import MOVE, OVER, PLACE, GameState
+from midnight_env.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
+from midnight_env import specialize, vector_kernels
+from midnight_env.state import GameState
+from midnight_env.vector_kernels import forced_actions
 
 REWARDS = ("points", "rank")
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
@@ -97,169 +99,6 @@ def rank_rewards(points: np.ndarray) -> np.ndarray:
 def final_ranks(points: np.ndarray) -> np.ndarray:
     """(B, N) rank per seat, 1 = fewest points; ties share the better rank."""
     return 1 + (points[:, None, :] < points[:, :, None]).sum(axis=2)
-
-
-@njit(cache=True, inline="always")
-def _only_legal_action(legal, i):
-    """The only legal action of game ``i``, or -1 when it has none or several."""
-    found = -1
-    for a in range(legal.shape[1]):
-        if legal[i, a]:
-            if found >= 0:
-                return -1
-            found = a
-    return found
-
-
-@njit(cache=True)
-def forced_actions(legal, out):
-    """The only legal action of each game that has exactly one (-1 elsewhere); returns how many."""
-    count = 0
-    for i in range(legal.shape[0]):
-        out[i] = _only_legal_action(legal, i)
-        count += out[i] >= 0
-    return count
-
-
-@njit(cache=True)
-def _first_bad_in(actions, legal, phase, num_actions, lo, hi):
-    """First game of ``lo..hi-1`` whose action is neither -1 (none) nor legal, or -1."""
-    for i in range(lo, hi):
-        a = actions[i]
-        if a == -1:
-            continue
-        if a < -1 or a >= num_actions or (phase[i] != PLACE and phase[i] != MOVE) or legal[i, a] == 0:
-            return i
-    return -1
-
-
-@njit(cache=True)
-def _play_forced_game(s, R, i, faces, faces_out, scratch):
-    """Game ``i`` plays its decisions with exactly one legal choice (as ``play_forced`` does for a
-    batch); returns how many."""
-    played = 0
-    while True:
-        a = _only_legal_action(s.legal, i)
-        if a < 0:
-            return played
-        scratch[i] = a
-        advance_games(s, R, i, i + 1, scratch, faces, True, faces_out)
-        played += 1
-
-
-@njit(cache=True)
-def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points, final_obs,
-                forced, obs, agent, lo, hi):
-    """Games ``lo..hi-1`` of ``vector_step``."""
-    n = R.num_players
-    b = actions.shape[0]
-    for i in range(lo, hi):
-        for p in range(n):
-            rewards[i, p] = s.spooky[i, p]  # points before the step
-    advance_games(s, R, lo, hi, actions, faces, True, faces_out)
-    seats = np.arange(n)
-    same_game = np.empty(n, np.int64)
-    for i in range(lo, hi):
-        forced[i] = _play_forced_game(s, R, i, faces, faces_out, scratch) if auto_forced else 0
-        for p in range(n):
-            rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if points_rewards else 0.0
-        terminated[i] = truncated[i] = False
-        if s.phase[i] == OVER:  # the final observation from every seat, then the next game (autoreset)
-            truncated[i] = s.truncated[i]
-            terminated[i] = not s.truncated[i]
-            for p in range(n):
-                final_points[i, p] = s.spooky[i, p]
-            same_game[:] = i
-            encode_chunk(s, R, same_game, seats, -1, off, inv_guests, inv_points, final_obs[i], 0, n)
-            episode[i] += 1
-            seeds[i] = first_seed[i] + episode[i] * b
-            reset_game(s, R, i, seeds[i], start_points)
-            if auto_forced:
-                forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
-        agent[i] = s.player[i]
-    if obs.shape[0] > 0:
-        encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
-
-
-@njit(cache=True)
-def _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks):
-    """The games that ended, in order, into the first rows of ``ended`` (their indices),
-    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank);
-    returns how many."""
-    k = 0
-    n = final_points.shape[1]
-    for i in range(terminated.shape[0]):
-        if terminated[i] or truncated[i]:
-            ended[k] = i
-            for p in range(n):
-                ended_points[k, p] = final_points[i, p]
-                better = 0
-                for q in range(n):
-                    better += final_points[i, q] < final_points[i, p]
-                ended_ranks[k, p] = 1 + better
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                       inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                       final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
-    """One step of every game of a VectorEnv, in one pass over the batch while each game is in
-    cache. Returns ``(bad, k)``: with ``check``, ``bad`` is the first game whose action is
-    neither -1 nor legal, and then nothing has changed; else ``bad`` is -1, and the step applied
-    ``actions`` and rolled on; played forced decisions (``auto_forced``); wrote each seat's
-    reward (B, N); for each game that ended: its flags, final points and final observations from
-    every seat (``final_obs[i]``, (N, D)), then restarted it with its next seed (slot i's k-th
-    game is seeded ``first_seed[i] + k*B``, written to ``seeds[i]``); wrote each game's deciding
-    seat into ``agent``; unless ``obs`` has no rows, wrote the observation of every game's
-    deciding seat (B, D); and last listed the ``k`` games that ended with their results
-    (``_list_ended``) and final observations (``ended_obs[:k]``). Everything a step returns is
-    written here, and Python around it only hands the buffers out: right after a pass over the
-    batch has flushed the caches, each numpy call there costs several microseconds (measured:
-    0.13 ms per step of 4096 games for ranks, gathers and copies, now 0.04 ms)."""
-    s = GameState(*s)
-    R = Rules(*R)
-    b = actions.shape[0]
-    if check:
-        bad = _first_bad_in(actions, s.legal, s.phase, R.num_actions, 0, b)
-        if bad >= 0:
-            return bad, 0
-    _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points,
-                final_obs, forced, obs, agent, 0, b)
-    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
-    for e in range(k):
-        ended_obs[e] = final_obs[ended[e]]
-    return -1, k
-
-
-@njit(cache=True, parallel=True)
-def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                         inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                         final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs,
-                         size):
-    """``vector_step_serial`` in tasks of ``size`` games spread over threads."""
-    s = GameState(*s)
-    R = Rules(*R)
-    b = actions.shape[0]
-    chunks = (b + size - 1) // size
-    if check:
-        first_bad = np.empty(chunks, np.int64)
-        for c in prange(chunks):
-            first_bad[c] = _first_bad_in(actions, s.legal, s.phase, R.num_actions, c * size, min(b, (c + 1) * size))
-        for c in range(chunks):
-            if first_bad[c] >= 0:
-                return first_bad[c], 0
-    for c in prange(chunks):
-        _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                    inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                    final_points, final_obs, forced, obs, agent, c * size, min(b, (c + 1) * size))
-    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
-    for e in prange(k):  # the final observations in the order of ``ended``
-        ended_obs[e] = final_obs[ended[e]]
-    return -1, k
 
 
 def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -365,6 +204,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._terminations = np.empty(b, np.bool_)
         self._truncations = np.empty(b, np.bool_)
         self._step_kernel = self._encode_kernel = None
+        self._step_module = vector_kernels  # where the step kernel comes from (or a ``specialize`` copy)
         self._threaded = False
         self._tasks: tuple[int, ...] = ()
 
@@ -375,7 +215,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
         self._tasks = (task_size(b),) if big else ()  # the threaded kernels' last argument
-        self._step_kernel = machine_code(vector_step_parallel if big else vector_step_serial, self.state,
+        # threaded batches: the kernels compiled for these rules where allowed (``specialize``)
+        copy = specialize.specialized(self.engine.rules) if big and specialize.enabled() else None
+        self._step_module = copy or vector_kernels
+        step = self._step_module.vector_step_parallel if big else vector_kernels.vector_step_serial
+        self._step_kernel = machine_code(step, self.state,
                                          self.engine.rules, self._scratch, True, self._faces, self._faces_out,
                                          self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
                                          self._first_seed, self._episode, self._seeds, self._start_points,

@@ -121,19 +121,27 @@ def test_game_does_not_depend_on_the_batch():
         raise AssertionError("no game ended")
 
 
-@pytest.mark.parametrize("auto_forced", [False, True])
-def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, auto_forced):
-    """The threaded step kernel (batches >= PARALLEL_FROM) returns what the serial one does, game
-    ends, final observations and restarts included."""
+@pytest.mark.parametrize("variant, players, options", [
+    ("midnight_party", 3, dict(guests_per_player=3)),
+    ("midnight_party", 3, dict(guests_per_player=3, auto_forced=True)),
+    ("hidden_castle", 4, {}),
+])
+def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant, players, options):
+    """The threaded step kernel (batches >= PARALLEL_FROM), compiled for the env's rules with
+    their numbers as constants (``midnight_env.specialize``), returns what the generic serial one
+    does, game ends, final observations and restarts included."""
     import midnight_env.engine as engine
 
     b = max(engine.PARALLEL_FROM, 130)
-    options = dict(guests_per_player=3, auto_forced=auto_forced)
-    threaded = VectorEnv(b, "midnight_party", 3, seed=11, **options)
-    monkeypatch.setattr(engine, "PARALLEL_FROM", 10**9)
-    serial = VectorEnv(b, "midnight_party", 3, seed=11, **options)
-    ended = lockstep_ended(threaded, serial, 120, np.random.default_rng(5))
+    threaded = VectorEnv(b, variant, players, seed=11, **options)
+    threaded.reset()
+    with monkeypatch.context() as patch:  # compiled serial, it stays serial
+        patch.setattr(engine, "PARALLEL_FROM", 10**9)
+        serial = VectorEnv(b, variant, players, seed=11, **options)
+        serial.reset()
+    ended = lockstep_ended(threaded, serial, 120 if variant == "midnight_party" else 200, np.random.default_rng(5))
     assert ended > b // 2, "games ended and restarted"
+    assert threaded._step_module.__name__.startswith("midnight_kernels_"), "the specialized copy ran"
 
 
 def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():

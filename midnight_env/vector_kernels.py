@@ -1,0 +1,182 @@
+"""The compiled step of a :class:`~midnight_env.vector.VectorEnv` batch.
+
+``vector_step_serial`` (``vector_step_parallel``: the same in tasks spread over threads) is one
+pass over the batch that does everything a step returns: checks the actions, applies them and
+rolls on (``rules.advance_games``), plays forced decisions, writes every seat's rewards, records
+and restarts finished games and builds the observations. Like ``rules.py``, these kernels read
+the board and player numbers from the batch's ``Rules`` ``R``, so that ``midnight_env.specialize``
+can compile a copy of this module and of ``rules.py`` with those numbers as constants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from midnight_env.config import Rules
+from midnight_env.observation import encode_chunk
+from midnight_env.rules import advance_games, reset_game
+from midnight_env.state import MOVE, OVER, PLACE, GameState
+
+
+@njit(cache=True, inline="always")
+def _only_legal_action(legal, i):
+    """The only legal action of game ``i``, or -1 when it has none or several."""
+    found = -1
+    for a in range(legal.shape[1]):
+        if legal[i, a]:
+            if found >= 0:
+                return -1
+            found = a
+    return found
+
+
+@njit(cache=True)
+def forced_actions(legal, out):
+    """The only legal action of each game that has exactly one (-1 elsewhere); returns how many."""
+    count = 0
+    for i in range(legal.shape[0]):
+        out[i] = _only_legal_action(legal, i)
+        count += out[i] >= 0
+    return count
+
+
+@njit(cache=True)
+def _first_bad_in(actions, legal, phase, num_actions, lo, hi):
+    """First game of ``lo..hi-1`` whose action is neither -1 (none) nor legal, or -1."""
+    for i in range(lo, hi):
+        a = actions[i]
+        if a == -1:
+            continue
+        if a < -1 or a >= num_actions or (phase[i] != PLACE and phase[i] != MOVE) or legal[i, a] == 0:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _play_forced_game(s, R, i, faces, faces_out, scratch):
+    """Game ``i`` plays its decisions with exactly one legal choice (as ``play_forced`` does for a
+    batch); returns how many."""
+    played = 0
+    while True:
+        a = _only_legal_action(s.legal, i)
+        if a < 0:
+            return played
+        scratch[i] = a
+        advance_games(s, R, i, i + 1, scratch, faces, True, faces_out)
+        played += 1
+
+
+@njit(cache=True)
+def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
+                first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points, final_obs,
+                forced, obs, agent, lo, hi):
+    """Games ``lo..hi-1`` of ``vector_step``."""
+    n = R.num_players
+    b = actions.shape[0]
+    for i in range(lo, hi):
+        for p in range(n):
+            rewards[i, p] = s.spooky[i, p]  # points before the step
+    advance_games(s, R, lo, hi, actions, faces, True, faces_out)
+    seats = np.arange(n)
+    same_game = np.empty(n, np.int64)
+    for i in range(lo, hi):
+        forced[i] = _play_forced_game(s, R, i, faces, faces_out, scratch) if auto_forced else 0
+        for p in range(n):
+            rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if points_rewards else 0.0
+        terminated[i] = truncated[i] = False
+        if s.phase[i] == OVER:  # the final observation from every seat, then the next game (autoreset)
+            truncated[i] = s.truncated[i]
+            terminated[i] = not s.truncated[i]
+            for p in range(n):
+                final_points[i, p] = s.spooky[i, p]
+            same_game[:] = i
+            encode_chunk(s, R, same_game, seats, -1, off, inv_guests, inv_points, final_obs[i], 0, n)
+            episode[i] += 1
+            seeds[i] = first_seed[i] + episode[i] * b
+            reset_game(s, R, i, seeds[i], start_points)
+            if auto_forced:
+                forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
+        agent[i] = s.player[i]
+    if obs.shape[0] > 0:
+        encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
+
+
+@njit(cache=True)
+def _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks):
+    """The games that ended, in order, into the first rows of ``ended`` (their indices),
+    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank);
+    returns how many."""
+    k = 0
+    n = final_points.shape[1]
+    for i in range(terminated.shape[0]):
+        if terminated[i] or truncated[i]:
+            ended[k] = i
+            for p in range(n):
+                ended_points[k, p] = final_points[i, p]
+                better = 0
+                for q in range(n):
+                    better += final_points[i, q] < final_points[i, p]
+                ended_ranks[k, p] = 1 + better
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                       inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                       final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
+    """One step of every game of a VectorEnv, in one pass over the batch while each game is in
+    cache. Returns ``(bad, k)``: with ``check``, ``bad`` is the first game whose action is
+    neither -1 nor legal, and then nothing has changed; else ``bad`` is -1, and the step applied
+    ``actions`` and rolled on; played forced decisions (``auto_forced``); wrote each seat's
+    reward (B, N); for each game that ended: its flags, final points and final observations from
+    every seat (``final_obs[i]``, (N, D)), then restarted it with its next seed (slot i's k-th
+    game is seeded ``first_seed[i] + k*B``, written to ``seeds[i]``); wrote each game's deciding
+    seat into ``agent``; unless ``obs`` has no rows, wrote the observation of every game's
+    deciding seat (B, D); and last listed the ``k`` games that ended with their results
+    (``_list_ended``) and final observations (``ended_obs[:k]``). Everything a step returns is
+    written here, and Python around it only hands the buffers out: right after a pass over the
+    batch has flushed the caches, each numpy call there costs several microseconds (measured:
+    0.13 ms per step of 4096 games for ranks, gathers and copies, now 0.04 ms)."""
+    s = GameState(*s)
+    R = Rules(*R)
+    b = actions.shape[0]
+    if check:
+        bad = _first_bad_in(actions, s.legal, s.phase, R.num_actions, 0, b)
+        if bad >= 0:
+            return bad, 0
+    _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated, final_points,
+                final_obs, forced, obs, agent, 0, b)
+    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+    for e in range(k):
+        ended_obs[e] = final_obs[ended[e]]
+    return -1, k
+
+
+@njit(cache=True, parallel=True)
+def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                         inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                         final_points, final_obs, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs,
+                         size):
+    """``vector_step_serial`` in tasks of ``size`` games spread over threads."""
+    s = GameState(*s)
+    R = Rules(*R)
+    b = actions.shape[0]
+    chunks = (b + size - 1) // size
+    if check:
+        first_bad = np.empty(chunks, np.int64)
+        for c in prange(chunks):
+            first_bad[c] = _first_bad_in(actions, s.legal, s.phase, R.num_actions, c * size, min(b, (c + 1) * size))
+        for c in range(chunks):
+            if first_bad[c] >= 0:
+                return first_bad[c], 0
+    for c in prange(chunks):
+        _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
+                    inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
+                    final_points, final_obs, forced, obs, agent, c * size, min(b, (c + 1) * size))
+    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+    for e in prange(k):  # the final observations in the order of ``ended``
+        ended_obs[e] = final_obs[ended[e]]
+    return -1, k
