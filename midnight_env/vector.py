@@ -188,8 +188,6 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._faces_out = np.full(self.num_envs, -1, np.int8)
         self._scratch = np.full(self.num_envs, -1, np.int64)  # forced actions, one game at a time
         self._no_obs = np.empty((0, self.obs_size), np.float32)  # advance(): no observations
-        # final observations (B, N, D): only the rows of games that end are ever written (and paged in)
-        self._final_obs = np.empty((self.num_envs, self.num_players, self.obs_size), np.float32)
         self._final_points = np.zeros((self.num_envs, self.num_players), np.int32)
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
         # what a step returns: the games that ended in it (first k rows), in order, with their results
@@ -224,7 +222,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                          self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
                                          self._first_seed, self._episode, self._seeds, self._start_points,
                                          np.empty((b, n), np.float32), flags, flags, self._final_points,
-                                         self._final_obs, self._forced, self._obs, self._agent, self._ended,
+                                         self._forced, self._obs, self._agent, self._ended,
                                          self._ended_points, self._ended_ranks, self._ended_obs, *self._tasks)
         self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
@@ -311,13 +309,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         else:
             rewards, terminations, truncations = self._rewards, self._terminations, self._truncations
         forced = np.empty(self.num_envs, np.int64) if self.auto_forced and self.copy else self._forced
-        # check the actions, apply them and roll on, forced decisions, rewards, finished games
-        # recorded and restarted, observations: one pass over the batch
+        # check the actions, apply them and roll on, forced decisions, rewards, observations; then
+        # the finished games recorded and restarted: one compiled call
         bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._faces, self._faces_out,
                                    self._scratch, self.auto_forced, self.reward_mode == "points", lay.offsets,
                                    lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
                                    self._start_points, rewards, terminations, truncations, self._final_points,
-                                   self._final_obs, forced, obs, self._agent, self._ended, self._ended_points,
+                                   forced, obs, self._agent, self._ended, self._ended_points,
                                    self._ended_ranks, self._ended_obs, *self._tasks)
         if bad >= 0:  # nothing has changed
             if actions[bad] < -1:
