@@ -32,6 +32,7 @@ ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never 
 # 2-core machine stepped 4096 games several times slower than the serial kernel. There, set the
 # environment variable MIDNIGHT_PARALLEL_FROM to a large number (e.g. 1000000000) to stay serial.
 PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "1024"))
+_THREADS = numba.config.NUMBA_NUM_THREADS  # threads numba launches for its threaded kernels
 _threads_used = False  # this process has run a threaded kernel
 _forked_after_threads = False  # this process was forked from one that had
 
@@ -48,12 +49,15 @@ def threaded(batch: int) -> bool:
 
 
 def task_size(batch: int) -> int:
-    """Games per task of a threaded kernel over ``batch`` games: an equal share per thread, at
-    least ``rules.CHUNK`` (numba hands every thread an equal share of the tasks either way). A
-    VectorEnv step runs its phases (rules, bookkeeping, observations) over a task's games in
-    turn, and long runs of each pay: 4096 games stepped 15 % faster in two tasks of 2048 than in
-    64 tasks of 64 on 2 cores (the engine's step alone runs the same either way)."""
-    return max(K.CHUNK, -(-batch // numba.get_num_threads()))
+    """Games per task of a threaded kernel over ``batch`` games: an equal share per thread numba
+    launches (``numba.config.NUMBA_NUM_THREADS``), at least ``rules.CHUNK``. A VectorEnv step runs
+    its phases (rules, bookkeeping, observations) over a task's games in turn, and long runs of
+    each pay: 4096 games stepped 15 % faster in two tasks of 2048 than in 64 tasks of 64 on 2
+    cores (the engine's step alone runs the same either way). The launched threads, not
+    ``numba.get_num_threads()``: right after a pass over a batch that call took 8-15 us from
+    Python, at every step; with fewer threads set (``numba.set_num_threads``) each one runs
+    several tasks, with the same results."""
+    return max(K.CHUNK, -(-batch // _THREADS))
 
 
 def _after_fork_in_child() -> None:

@@ -230,12 +230,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def _prepare_kernels(self) -> None:
         """Threaded kernels compiled before a fork cannot run in the child (``engine.threaded``):
-        there the env switches to the serial ones. Threaded ones get the current task size
-        (``numba.set_num_threads`` may have changed it)."""
+        there the env switches to the serial ones."""
         if self._threaded and not threaded(self.num_envs):
             self._compile()
-        elif self._threaded:
-            self._tasks = (task_size(self.num_envs),)
 
     # -- seeds --------------------------------------------------------------------------------
     @property
