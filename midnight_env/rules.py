@@ -16,6 +16,10 @@ compiled without numba's reference counting (``_nrt=False``, see numba issue #23
 would otherwise add two atomic operations per array argument and call: they never allocate,
 and every array they touch is held by the caller.
 
+The rule functions take the board and player numbers from ``R`` (``R.num_squares``, not
+``gallery.shape[2]``): ``midnight_env.specialize`` compiles a copy of this module with every
+scalar ``R.<field>`` written in as a constant, for the VectorEnv's threaded step.
+
 Section numbers in comments refer to RULES.md.
 """
 

@@ -8,9 +8,10 @@ squares and folds the action layout's arithmetic: the rules and bookkeeping of a
 midnight_party games ran 19 % faster on one core; 4096 games stepped with random legal actions on
 2 cores made 14 % more decisions per second (hidden_castle 7 %; BENCHMARKS.md).
 
-numba offers no way to hand constants to a threaded kernel: it drops literal types at the boundary
-of a ``prange`` body, and it caches a kernel keyed by its own source file alone (a module-level
-constant changed by hand would meet the kernel compiled for the old value). So
+Numba gives no other way to hand constants to a threaded kernel that it can cache: it drops literal
+types at the boundary of a ``prange`` body; closures over other compiled functions miss its cache
+in every new process (the key holds each dispatcher's random id); and a module-level constant is
+not part of the key at all (a changed value would meet the kernel compiled for the old one). So
 :func:`specialized` writes a copy of those two modules in which every scalar ``R.<field>`` is
 replaced by its value, into the kernel directory, and imports it; numba compiles the copy the first
 time and caches it beside it. A copy's file name is a hash of the modules it is made of or calls

@@ -35,11 +35,12 @@ them, for drivers that let other policies move some seats in between (the SB3 ad
 ``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write it). A game
 depends only on its seed and its actions, never on the batch it runs in.
 
-A step is one compiled pass over the batch (checks, rules, rewards, restarts, observations:
-``midnight_env.vector_kernels``); batches of ``midnight_env.engine.PARALLEL_FROM`` games or more
-(1,024 unless the environment variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all
-cores, compiled for the env's rule set with its numbers as constants (``midnight_env.specialize``:
-about 25 s the first time a rule set is used on a machine). Speeds: BENCHMARKS.md.
+A step is one compiled call (checks, rules, rewards and observations in a pass over the batch, then
+the finished games' results, final observations and restarts: ``midnight_env.vector_kernels``);
+batches of ``midnight_env.engine.PARALLEL_FROM`` games or more (1,024 unless the environment
+variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores, compiled for the env's
+rule set with its numbers as constants (``midnight_env.specialize``: about 25 s the first time a
+rule set is used on a machine). Speeds: BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -53,11 +54,11 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import typeof
 
+from midnight_env import specialize, vector_kernels
 from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError
 from midnight_env.engine import Engine, task_size, threaded
 from midnight_env.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
-from midnight_env import specialize, vector_kernels
 from midnight_env.state import GameState
 from midnight_env.vector_kernels import forced_actions
 
