@@ -39,7 +39,7 @@ def test_each_rule_set_has_its_own_copies():
         assert not other.keys() & four.keys()
 
 
-def test_a_threaded_env_compiles_its_copy_into_the_kernel_dir(monkeypatch, tmp_path):
+def test_copies_are_written_to_the_kernel_dir_and_loaded_once(monkeypatch, tmp_path):
     """The copies are written to MIDNIGHT_KERNEL_DIR and imported from there (a rule set no other
     test uses, so that this process has not loaded it yet)."""
     monkeypatch.setenv("MIDNIGHT_KERNEL_DIR", str(tmp_path))
