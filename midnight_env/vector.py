@@ -189,7 +189,6 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._faces_out = np.full(self.num_envs, -1, np.int8)
         self._scratch = np.full(self.num_envs, -1, np.int64)  # forced actions, one game at a time
         self._no_obs = np.empty((0, self.obs_size), np.float32)  # advance(): no observations
-        self._final_points = np.zeros((self.num_envs, self.num_players), np.int32)
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
         # what a step returns: the games that ended in it (first k rows), in order, with their results
         b, n = self.num_envs, self.num_players
@@ -222,9 +221,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                          self.engine.rules, self._scratch, True, self._faces, self._faces_out,
                                          self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
                                          self._first_seed, self._episode, self._seeds, self._start_points,
-                                         np.empty((b, n), np.float32), flags, flags, self._final_points,
-                                         self._forced, self._obs, self._agent, self._ended,
-                                         self._ended_points, self._ended_ranks, self._ended_obs, *self._tasks)
+                                         np.empty((b, n), np.float32), flags, flags, self._forced, self._obs,
+                                         self._agent, self._ended, self._ended_points, self._ended_ranks,
+                                         self._ended_obs, *self._tasks)
         self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
                                            self.state, self.engine.rules, lay.offsets, lay.inv_guests,
                                            lay.inv_points, self._obs, *self._tasks)
@@ -312,9 +311,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._faces, self._faces_out,
                                    self._scratch, self.auto_forced, self.reward_mode == "points", lay.offsets,
                                    lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
-                                   self._start_points, rewards, terminations, truncations, self._final_points,
-                                   forced, obs, self._agent, self._ended, self._ended_points,
-                                   self._ended_ranks, self._ended_obs, *self._tasks)
+                                   self._start_points, rewards, terminations, truncations, forced, obs,
+                                   self._agent, self._ended, self._ended_points, self._ended_ranks,
+                                   self._ended_obs, *self._tasks)
         if bad >= 0:  # nothing has changed
             if actions[bad] < -1:
                 raise ValueError(f"game {bad}: action {actions[bad]} is out of range: allowed are "

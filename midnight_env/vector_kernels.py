@@ -69,7 +69,7 @@ def _play_forced_game(s, R, i, faces, faces_out, scratch):
 
 @njit(cache=True)
 def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                rewards, terminated, truncated, final_points, forced, obs, agent, lo, hi):
+                rewards, terminated, truncated, forced, obs, agent, lo, hi):
     """Games ``lo..hi-1`` of ``vector_step``, up to the restarts: games that ended stay at their
     final position (``_restart_ended`` records and restarts them)."""
     n = R.num_players
@@ -85,8 +85,6 @@ def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_re
         if s.phase[i] == OVER:
             truncated[i] = s.truncated[i]
             terminated[i] = not s.truncated[i]
-            for p in range(n):
-                final_points[i, p] = s.spooky[i, p]
         agent[i] = s.player[i]
     if obs.shape[0] > 0:  # (a game that ended gets its row again when it restarts)
         encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
@@ -116,20 +114,20 @@ def _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv
 
 
 @njit(cache=True)
-def _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks):
+def _list_ended(terminated, truncated, spooky, ended, ended_points, ended_ranks):
     """The games that ended, in order, into the first rows of ``ended`` (their indices),
-    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank);
-    returns how many."""
+    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank), from
+    ``spooky``, which they still hold (they restart after this); returns how many."""
     k = 0
-    n = final_points.shape[1]
+    n = spooky.shape[1]
     for i in range(terminated.shape[0]):
         if terminated[i] or truncated[i]:
             ended[k] = i
             for p in range(n):
-                ended_points[k, p] = final_points[i, p]
+                ended_points[k, p] = spooky[i, p]
                 better = 0
                 for q in range(n):
-                    better += final_points[i, q] < final_points[i, p]
+                    better += spooky[i, q] < spooky[i, p]
                 ended_ranks[k, p] = 1 + better
             k += 1
     return k
@@ -138,7 +136,7 @@ def _list_ended(terminated, truncated, final_points, ended, ended_points, ended_
 @njit(cache=True)
 def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                        inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                       final_points, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
+                       forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
     """One step of every game of a VectorEnv. Returns ``(bad, k)``: with ``check``, ``bad`` is the
     first game whose action is neither -1 nor legal, and then nothing has changed; else ``bad`` is
     -1, and the step applied ``actions`` and rolled on; played forced decisions (``auto_forced``);
@@ -163,8 +161,8 @@ def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_for
         if bad >= 0:
             return bad, 0
     _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                rewards, terminated, truncated, final_points, forced, obs, agent, 0, b)
-    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+                rewards, terminated, truncated, forced, obs, agent, 0, b)
+    k = _list_ended(terminated, truncated, s.spooky, ended, ended_points, ended_ranks)
     _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv_guests, inv_points, first_seed,
                    episode, seeds, start_points, forced, obs, agent, ended_obs, 0, k)
     return -1, k
@@ -173,7 +171,7 @@ def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_for
 @njit(cache=True, parallel=True)
 def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
                          inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                         final_points, forced, obs, agent, ended, ended_points, ended_ranks, ended_obs, size):
+                         forced, obs, agent, ended, ended_points, ended_ranks, ended_obs, size):
     """``vector_step_serial`` in tasks of ``size`` games spread over threads (the games that
     ended: in as many tasks)."""
     s = GameState(*s)
@@ -189,9 +187,9 @@ def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_f
                 return first_bad[c], 0
     for c in prange(chunks):
         _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                    inv_points, rewards, terminated, truncated, final_points, forced, obs, agent, c * size,
+                    inv_points, rewards, terminated, truncated, forced, obs, agent, c * size,
                     min(b, (c + 1) * size))
-    k = _list_ended(terminated, truncated, final_points, ended, ended_points, ended_ranks)
+    k = _list_ended(terminated, truncated, s.spooky, ended, ended_points, ended_ranks)
     for c in prange(chunks):
         _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv_guests, inv_points, first_seed,
                        episode, seeds, start_points, forced, obs, agent, ended_obs, c * k // chunks,
