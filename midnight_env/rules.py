@@ -641,14 +641,20 @@ def _choose_in_bytes(flat, r0, r1, rng, i):
 
 
 @njit(**_RULE)
+def _row_words(r0, r1):
+    """The words of ``words`` that hold the row ``flat[r0:r1]``: first and last index, and masks of
+    the row's bytes in the first and the last."""
+    head = _ALL_BYTES << np.uint64(8 * (r0 & 7))
+    tail = _ALL_BYTES >> np.uint64(8 * (7 - ((r1 - 1) & 7)))
+    return r0 >> 3, (r1 - 1) >> 3, head, tail
+
+
+@njit(**_RULE)
 def _count_in_words(words, r0, r1):
     """How many entries of ``flat[r0:r1]`` are set, read a word at a time (``words`` is the mask as
     uint64; the first and last word are masked to the row's bytes). For rows of at most 255
     words, so that a byte of the sum cannot overflow; entries must be 0 or 1."""
-    first = r0 >> 3
-    last = (r1 - 1) >> 3
-    head = _ALL_BYTES << np.uint64(8 * (r0 & 7))  # the row's bytes of its first word
-    tail = _ALL_BYTES >> np.uint64(8 * (7 - ((r1 - 1) & 7)))  # ... of its last word
+    first, last, head, tail = _row_words(r0, r1)
     if first == last:
         total = words[first] & head & tail
     else:
@@ -663,10 +669,7 @@ def _kth_in_words(words, r0, r1, k):
     """Offset from r0 of the k-th set entry of ``flat[r0:r1]`` (there are more than k). Whole
     words are counted (four at a time inside the row) without testing them, so that the only
     unpredictable branch is the one that finds it; its byte by table."""
-    first = r0 >> 3
-    last = (r1 - 1) >> 3
-    head = _ALL_BYTES << np.uint64(8 * (r0 & 7))
-    tail = _ALL_BYTES >> np.uint64(8 * (7 - ((r1 - 1) & 7)))
+    first, last, head, tail = _row_words(r0, r1)
     w = first
     x = words[w] & head
     while w + 3 < last:  # four words at a time while all lie inside the row
