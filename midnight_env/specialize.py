@@ -46,7 +46,6 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 COPIED = ("rules", "vector_kernels")  # the modules copied, in import order
 CALLED = ("config", "state", "observation")  # modules whose code numba compiles into the copies
 _FIELD = re.compile(r"\bR\.([A-Za-z_]\w*)")
-_loaded: dict[str, ModuleType] = {}
 _warned = False
 
 
@@ -116,8 +115,8 @@ def specialized(rules: Rules, module: str = "vector_kernels") -> ModuleType | No
         raise ValueError(f"module {module!r} is not allowed: allowed are {', '.join(COPIED)}")
     sources = specialized_sources(rules)
     wanted = next(name for name in sources if name.endswith(f"_{module}"))
-    if wanted in _loaded:
-        return _loaded[wanted]
+    if wanted in sys.modules:  # loaded by this process already (the name says what it holds)
+        return sys.modules[wanted]
     directory = kernel_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -139,5 +138,4 @@ def specialized(rules: Rules, module: str = "vector_kernels") -> ModuleType | No
             except BaseException:
                 del sys.modules[name]
                 raise
-        _loaded[name] = sys.modules[name]
-    return _loaded[wanted]
+    return sys.modules[wanted]
