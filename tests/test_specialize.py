@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
-from midnight_env import Engine, VectorEnv, specialize, vector_kernels
+from midnight_env import Engine, VectorEnv, agent_streams, specialize, vector_kernels
 from midnight_env.config import Rules
+from midnight_env.engine import random_legal_choices
 
 
 def _copies(variant="midnight_party", num_players=4, **options):
@@ -64,10 +64,9 @@ def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch,
     with pytest.warns(UserWarning, match="cannot write specialized kernels to .*kernels.*MIDNIGHT_KERNEL_DIR"):
         obs, _ = venv.reset()
     assert venv._step_module is vector_kernels
-    rng = np.random.default_rng(0)
+    streams = agent_streams(range(b))
     for _ in range(3):
-        actions = np.array([rng.choice(np.flatnonzero(row)) for row in obs["action_mask"]])
-        obs, *_ = venv.step(actions)
+        obs, *_ = venv.step(random_legal_choices(obs["action_mask"], streams))
 
 
 def test_midnight_specialize_turns_it_off_and_is_checked(monkeypatch):
