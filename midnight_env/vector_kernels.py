@@ -116,8 +116,9 @@ def _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv
 @njit(cache=True)
 def _list_ended(terminated, truncated, spooky, ended, ended_points, ended_ranks):
     """The games that ended, in order, into the first rows of ``ended`` (their indices),
-    ``ended_points`` and ``ended_ranks`` (1 = fewest points, ties share the better rank), from
-    ``spooky``, which they still hold (they restart after this); returns how many."""
+    ``ended_points`` and ``ended_ranks`` (``vector.final_ranks``, computed here: 1 = fewest
+    points, ties share the better rank), from ``spooky``, which they still hold (they restart
+    after this); returns how many."""
     k = 0
     n = spooky.shape[1]
     for i in range(terminated.shape[0]):
