@@ -1,19 +1,14 @@
-"""Agents for midnight-env behind one interface (``agents.base.Agent``) and a name registry."""
+"""The built-in agents of midnight-env (installed as ``midnight_agents``).
 
-from agents.base import Agent, Decisions, RandomAgent
-from agents.registry import AgentError, list_agents, make_agent, register
-from agents.simple import CowardAgent, GreenHunterAgent, PlacerAgent, RunnerAgent
-from agents.expert import ExpertAgent
-from agents.search import SearchAgent
+Each module holds agents of one idea, behind the protocol of :mod:`midnight_env.agent`:
 
-for _cls in (RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent, SearchAgent):
-    register(_cls.name, _cls, _cls.description)
+==================  ===========================================================================
+``simple``          ``random`` and the family rules: ``runner``, ``coward``, ``green_hunter``, ``placer``
+``expert``          one ply of afterstates judged by the expected-points evaluation (``evaluation``)
+``search``          expectimax over the die through its own next turn
+``ppo``             trained policy networks (numpy inference), the shipped models in ``models/``
+==================  ===========================================================================
 
-# trained policies (numpy inference): ppo:path=FILE, and the models shipped in agents/models
-from agents.ppo import PPOAgent, shipped_description, shipped_factory, shipped_models  # noqa: E402
-
-register(PPOAgent.name, PPOAgent, PPOAgent.description)
-for _name, _stem, _meta in shipped_models():
-    register(_name, shipped_factory(_stem), shipped_description(_meta))
-
-__all__ = ["Agent", "Decisions", "RandomAgent", "AgentError", "list_agents", "make_agent", "register"]
+They are registered by name through the entry points in pyproject.toml, like any plugin
+(:mod:`midnight_env.registry`): ``make_agent("expert")``.
+"""

@@ -24,7 +24,7 @@ A position's value for player ``p`` is the mean of the other players' expected p
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 
 import numpy as np
@@ -86,6 +86,20 @@ def _weights_array(weights: Weights) -> np.ndarray:
 
 
 DEFAULT_WEIGHTS = Weights()
+
+
+def weights_from(options: dict) -> Weights:
+    """The weights an agent's options set (the defaults for the rest); TypeError names an option
+    that is not a weight (as Python does for an unknown keyword), ValueError a value that is not a
+    number."""
+    names = [f.name for f in fields(Weights)]
+    for key, value in options.items():
+        if key not in names:
+            raise TypeError(f"unknown option {key!r}: allowed are the agent's own and the evaluation "
+                             f"weights {', '.join(names)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"option {key}={value!r} is not allowed: allowed are numbers")
+    return Weights(**{k: float(v) for k, v in options.items()}) if options else DEFAULT_WEIGHTS
 
 
 @njit(cache=True)

@@ -3,7 +3,7 @@
 Every legal choice is applied to a copy of the game (the engine books captures, room points,
 expelling, the classic round end and the wine cellar exactly), and the choice whose afterstate
 has the best value for the deciding player is taken: fewest expected points relative to the
-others, with capture risks from the die's real probabilities (``agents.evaluation``). The same
+others, with capture risks from the die's real probabilities (``midnight_agents.evaluation``). The same
 rule places guests at set-up and between classic rounds.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.afterstates import expand, pick_best
-from agents.base import Agent, Decisions
-from agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate
+from midnight_agents.afterstates import expand, pick_best
+from midnight_agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate, weights_from
+from midnight_env.agent import Agent, Decisions
 from midnight_env.engine import Engine
 from midnight_env.state import GameState
 
@@ -35,7 +35,7 @@ class ExpertAgent(Agent):
                    "the owner's next turn by seat), next-roll room chances, green/red/expelling, wine cellar")
 
     def __init__(self, **weights):
-        self.weights = Weights(**weights) if weights else DEFAULT_WEIGHTS
+        self.weights = weights_from(weights)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         return greedy_choices(decisions.engine, decisions.state, decisions.games, decisions.uniforms(), self.weights)

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Decisions
+from midnight_env.agent import Agent, Decisions
+from midnight_env.registry import AgentInfo
 
 MODEL_FORMAT = "midnight-ppo/1"
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # models shipped with the package
@@ -101,7 +102,7 @@ class PolicyModel:
         self._checked: set[int] = set()
 
     @classmethod
-    def load(cls, path: str | Path) -> "PolicyModel":
+    def load(cls, path: str | Path) -> PolicyModel:
         """Read ``path`` (``NAME.npz``, ``NAME.json`` or ``NAME``); ModelError names a missing or bad file."""
         npz, js = model_paths(path)
         for p in (npz, js):
@@ -211,7 +212,7 @@ class PPOAgent(Agent):
 
 
 def shipped_models() -> list[tuple[str, Path, dict]]:
-    """(name, stem path, metadata) of every model in ``agents/models``."""
+    """(name, stem path, metadata) of every model in ``models/`` beside this module."""
     found = []
     for js in sorted(MODELS_DIR.glob("*.json")):
         try:
@@ -243,5 +244,10 @@ def shipped_factory(stem: Path):
     return factory
 
 
+# the shipped models as agents, named like their files (an entry point in pyproject.toml)
+SHIPPED_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta))
+                  for name, stem, meta in shipped_models()]
+
+
 __all__ = ["PPOAgent", "PolicyModel", "ModelError", "save_model", "model_paths", "masked_choice",
-           "engine_description", "observation_fingerprint", "shipped_models", "MODEL_FORMAT", "MODELS_DIR"]
+           "engine_description", "observation_fingerprint", "shipped_models", "SHIPPED_AGENTS", "MODEL_FORMAT", "MODELS_DIR"]

@@ -18,7 +18,7 @@ The tree of a deciding game alternates:
 Every leaf is a position right after the searching player's own move on its ``turns``-th next
 roll (``leaf=move``, the default: the kind of position the expert judges) or where it is about
 to roll (``leaf=roll``), a classic round end or a finished game, valued by the expert's
-evaluation (``agents.evaluation``) from its point of view. Leaves of one phase keep the
+evaluation (``midnight_agents.evaluation``) from its point of view. Leaves of one phase keep the
 comparison between moves fair, which mixing depths would not: the evaluation is only roughly
 consistent from one roll to the next. The budget (positions per decision) picks the largest
 ``k`` whose tree fits (at least ``k = 0``).
@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.afterstates import expand, pick_best
-from agents.base import Agent, Decisions
-from agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate
-from agents.expert import greedy_choices
+from midnight_agents.afterstates import expand, pick_best
+from midnight_agents.evaluation import Weights, evaluate, weights_from
+from midnight_agents.expert import greedy_choices
+from midnight_env.agent import Agent, Decisions
+from midnight_env.dice import HUGO
 from midnight_env.engine import Engine
-from midnight_env.state import HUGO, MOVE, ROLL, GameState
+from midnight_env.state import MOVE, ROLL, GameState
 
 
 def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: Weights) -> None:
@@ -64,7 +65,7 @@ class SearchAgent(Agent):
         self.leaf = leaf
         self.budget = int(budget)
         self.turns = int(turns)
-        self.weights = Weights(**weights) if weights else DEFAULT_WEIGHTS
+        self.weights = weights_from(weights)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         engine, state, games = decisions.engine, decisions.state, decisions.games

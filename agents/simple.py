@@ -1,4 +1,4 @@
-"""Simple rules a family would play by, one agent each.
+"""Uniform random play, and simple rules a family would play by, one agent each.
 
 Every legal choice (placement or move) gets a score from a short rule; the best score wins and
 ties go to the game's own random draw. The rules read the position only (no copies, no search),
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.afterstates import pick_best
-from agents.base import Agent, Decisions
-from agents.evaluation import GREEN, RED, hugo_distance
+from midnight_agents.afterstates import pick_best
+from midnight_agents.evaluation import GREEN, RED, hugo_distance
+from midnight_env.agent import Agent, Decisions
 from midnight_env.state import PLACE
 
 RUNNER, COWARD, GREEN_HUNTER, PLACER = 0, 1, 2, 3
@@ -121,6 +121,14 @@ def score_choices(s, R, games, actions, rule, out):
             out[j] = _place_score(s, R, i, rule, actions[j])
         else:
             out[j] = _move_score(s, R, i, rule, actions[j])
+
+
+class RandomAgent(Agent):
+    name = "random"
+    description = "uniform over the legal choices (placements and moves alike); the floor every agent must beat"
+
+    def act(self, decisions: Decisions) -> np.ndarray:
+        return decisions.random_choice()
 
 
 class RuleAgent(Agent):

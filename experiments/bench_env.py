@@ -36,7 +36,7 @@ import numpy as np
 
 import midnight_env
 from midnight_env import Engine, VectorEnv, agent_streams
-from midnight_env.engine import random_legal_choices
+from midnight_env.random_choice import random_legal_choices
 from midnight_env.state import OVER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +86,7 @@ def env_steps_per_second(make, seconds: float, seed: int) -> tuple[float, float]
     while time.perf_counter() < deadline:
         env.reset(seed=game)
         game += 1
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
             if terminated or truncated:
                 env.step(None)
@@ -101,8 +101,8 @@ def bench_single(args: Args) -> list[tuple[str, str, float, float]]:
     rows = []
     print(f"{'variant':<16}{'env':<11}{'steps/s':>10}{'per CPU-s':>11}   runs (steps/s)")
     for variant in ("midnight_party", "hidden_castle"):
-        for name, make in (("env()", lambda: midnight_env.env(variant, 4)),
-                           ("raw_env()", lambda: midnight_env.raw_env(variant, 4))):
+        for name, make in (("env()", lambda v=variant: midnight_env.env(v, 4)),
+                           ("raw_env()", lambda v=variant: midnight_env.raw_env(v, 4))):
             env_steps_per_second(make, min(0.3, args.seconds), seed=99)  # compile and warm up
             runs = [env_steps_per_second(make, args.seconds, seed=r) for r in range(args.repeats)]
             wall = statistics.median(r[0] for r in runs)
@@ -203,7 +203,7 @@ def bench_vector(args: Args, batches: list[int]) -> list[tuple]:
             rng = agent_streams(np.arange(batch))
             actions = np.empty(batch, np.int64)
             loop = EngineLoop(engine, batch, seed=0)
-            staggered_start(loop.step, batch, lambda _: loop.state.legal, rng, actions, seed=batch)
+            staggered_start(loop.step, batch, lambda _, loop=loop: loop.state.legal, rng, actions, seed=batch)
             eng_runs = [loop.rate(steps, rng, actions) for _ in range(args.repeats)]
             eng, eng_cpu = (statistics.median(r[k] for r in eng_runs) for k in (0, 1))
             rows.append((variant, batch, vec, eng, vec_cpu, eng_cpu, fast, fast_cpu))

@@ -40,11 +40,12 @@ import torch.nn as nn
 from numba import njit
 from tqdm import tqdm
 
-from agents import Decisions, make_agent
-from agents.ppo import PPOAgent
-from midnight_env.engine import agent_streams
+from midnight_agents.ppo import PPOAgent
+from midnight_env.agent import Decisions
+from midnight_env.dice import agent_streams
 from midnight_env.observation import encode_observations
-from midnight_env.state import MOVE, OVER, PLACE
+from midnight_env.registry import make_agent
+from midnight_env.state import MOVE, PLACE
 from midnight_env.training.args import parse_args, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 from midnight_env.training.export import export_model, in_memory_model, linear_weights
@@ -120,7 +121,7 @@ class Args:
     pool_size: int = 4
     """snapshots kept in the 'self' pool (the oldest is replaced)"""
     init_model: str = ""
-    """start from this model (NAME.npz in the agents.ppo format, same hidden_sizes) instead of a fresh network"""
+    """start from this model (NAME.npz in the midnight_agents.ppo format, same hidden_sizes) instead of a fresh network"""
     imitate: str = ""
     """agent spec to imitate before PPO (behaviour cloning + value regression); '' for none"""
     imitate_games: int = 0
@@ -241,7 +242,7 @@ def chain_advantages(values, rewards, dones, seats, learn, gamma, lam):
 
 def load_weights(net: Network, path: str, engine) -> dict:
     """Copy a saved model's weights into ``net`` (refused when its game or shapes differ); its training metadata."""
-    from agents.ppo import ModelError, PolicyModel
+    from midnight_agents.ppo import ModelError, PolicyModel
 
     model = PolicyModel.load(path)
     model.check_engine(engine)
@@ -338,7 +339,7 @@ def main(argv=None):
                 return (net(o[probe], sl[probe], op[probe])[0].argmax(1) == a[probe]).float().mean().item()
 
         logger.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
-        for epoch in range(args.imitate_epochs):
+        for _epoch in range(args.imitate_epochs):
             ces, vls = [], []
             for idx in torch.randperm(n, generator=gen).split(1024):
                 logits, v = net(o[idx], sl[idx], op[idx])
@@ -455,7 +456,7 @@ def main(argv=None):
         # -- PPO update --------------------------------------------------------------------------
         n = len(idx)
         clipfracs = []
-        for epoch in range(args.update_epochs):
+        for _epoch in range(args.update_epochs):
             for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
                 logits, v = net(b_obs[j], b_slots[j], b_open[j])
                 logp_all = torch.log_softmax(logits, 1)
@@ -509,7 +510,7 @@ def main(argv=None):
         bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}", pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
         if args.eval_every and iteration % args.eval_every == 0:
             evaluate(global_step)
-            export_model(  # checkpoints are models in the agents.ppo format: playable
+            export_model(  # checkpoints are models in the midnight_agents.ppo format: playable
                 run_dir / "checkpoints" / f"step{global_step}", net.weights(), engine, "tanh")
     bar.close()
     seconds = time.perf_counter() - start

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import make_agent
 from midnight_env import Engine
 from midnight_env.play import play_batch
 from midnight_env.records import write_records
+from midnight_env.registry import make_agent
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden"
 SETUPS = [

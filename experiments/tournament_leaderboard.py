@@ -88,7 +88,7 @@ def write_markdown(args: Args) -> Path:
              "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
     for variant, players in CONFIGS:
         cmd = command(variant, players, args)
-        config = make_tournament_config(variant, players, cmd[cmd.index("--agents") + 1].split(","), args.seed)
+        config = make_tournament_config(variant, players, cmd[cmd.index("--agents") + 1], args.seed)
         db = Path(cmd[cmd.index("--db") + 1])
         lines.append(f"## {variant}, {players} players")
         lines.append("")

@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
-from midnight_env.engine import PARALLEL_FROM, Engine, agent_streams
+from midnight_env.dice import agent_streams
+from midnight_env.engine import Engine
+from midnight_env.threads import PARALLEL_FROM
 
 
 def decisions_per_second(engine: Engine, batch: int, decisions: int, repeats: int = 5,

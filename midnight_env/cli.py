@@ -16,10 +16,6 @@ import sys
 COMMANDS = ["simulate", "replay", "render", "bench", "agents", "tournament", "play", "train"]
 
 
-class UsageError(ValueError):
-    """Bad command-line input that no other error type names."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="midnight",
@@ -29,17 +25,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(f"midnight_env.commands.{name}").add_parser(sub)
     return parser
-
-
-def parse_set_options(pairs: list[str] | None) -> dict:
-    """``--set key=value`` pairs as a dict; values stay strings (make_config converts them)."""
-    options = {}
-    for pair in pairs or []:
-        key, eq, value = pair.partition("=")
-        if not eq or not key:
-            raise UsageError(f"--set {pair!r} must be option=value")
-        options[key.strip()] = value.strip()
-    return options
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,59 +13,20 @@ same whatever batch it runs in. Dice are also explicit chance outcomes: ``chance
 
 from __future__ import annotations
 
-import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-import numba
 import numpy as np
 
 from midnight_env import rules as K
 from midnight_env.actions import ActionError, ActionLayout
 from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
-from midnight_env.state import CHANCE_OUTCOMES, HUGO, MOVE, OVER, PLACE, ROLL, GameState, empty_state
+from midnight_env.dice import CHANCE_OUTCOMES, HUGO, agent_streams
+from midnight_env.random_choice import random_legal_choices
+from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.threads import task_size, threaded
 
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
-# Batches at least this large run numba's threaded kernels (engine, random choices, observation
-# encoder, VectorEnv). On the idle 2-core development machine threads pay from about 1,000 games
-# (BENCHMARKS.md: 4096 games step 1.8x faster than on one core). On a machine busy with other
-# work they do not: numba's worker threads wait for cores other processes hold, and a loaded
-# 2-core machine stepped 4096 games several times slower than the serial kernel. There, set the
-# environment variable MIDNIGHT_PARALLEL_FROM to a large number (e.g. 1000000000) to stay serial.
-PARALLEL_FROM = int(os.environ.get("MIDNIGHT_PARALLEL_FROM", "1024"))
-_THREADS = numba.config.NUMBA_NUM_THREADS  # threads numba launches for its threaded kernels
-_threads_used = False  # this process has run a threaded kernel
-_forked_after_threads = False  # this process was forked from one that had
-
-
-def threaded(batch: int) -> bool:
-    """Whether a batch of ``batch`` games runs the threaded kernels: from ``PARALLEL_FROM`` games,
-    except in a process forked from one that had run them already (numba's OpenMP threads abort
-    such a child: "fork() called from a process already using GNU OpenMP"), which stays serial."""
-    global _threads_used
-    if batch < PARALLEL_FROM or _forked_after_threads:
-        return False
-    _threads_used = True
-    return True
-
-
-def task_size(batch: int) -> int:
-    """Games per task of a threaded kernel over ``batch`` games: an equal share per thread numba
-    launches (``numba.config.NUMBA_NUM_THREADS``), at least ``rules.CHUNK``. A VectorEnv step runs
-    its phases (rules, bookkeeping, observations) over a task's games in turn, and long runs of
-    each pay: 4096 games stepped 15 % faster in two tasks of 2048 than in 64 tasks of 64 on 2
-    cores (the engine's step alone runs the same either way). The launched threads, not
-    ``numba.get_num_threads()``: right after a pass over a batch that call took 8-15 us from
-    Python, at every step; with fewer threads set (``numba.set_num_threads``) each one runs
-    several tasks, with the same results."""
-    return max(K.CHUNK, -(-batch // _THREADS))
-
-
-def _after_fork_in_child() -> None:
-    global _forked_after_threads
-    _forked_after_threads = _forked_after_threads or _threads_used
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Engine:
@@ -207,18 +168,27 @@ class Engine:
             raise ActionError(self.illegal_message(state, j, int(actions[j])))
         return actions
 
-    def illegal_message(self, state: GameState, i: int, action: int) -> str:
+    def legal_notations(self, state: GameState, i: int = 0) -> list[str]:
+        """Record notation (RECORDS.md) of every legal choice of game ``i``, in action order."""
+        roll = int(state.roll[i])
+        return [self.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])]
+
+    def why_illegal(self, state: GameState, i: int, action: int) -> str:
+        """Why ``action`` is not legal in game ``i``, in words, with the legal choices."""
         phase = int(state.phase[i])
         if phase not in (PLACE, MOVE):
-            return f"game {i}: no decision is due (phase {('place', 'roll', 'move', 'over')[phase]}), got action {action}"
+            return f"no decision is due (phase {PHASE_NAMES[phase]}), got action {action}"
         roll = int(state.roll[i])
-        legal = [self.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])]
         try:
             meaning = self.layout.describe(action, roll)
         except ActionError:
             meaning = "not an action"
-        return (f"game {i}: action {action} ({meaning}) is not legal for player {state.player[i]}"
-                + (f" with roll {roll}" if phase == MOVE else "") + f"; legal: {', '.join(legal)}")
+        return (f"action {action} ({meaning}) is not legal for player {state.player[i]}"
+                + (f" with roll {roll}" if phase == MOVE else "")
+                + f"; legal: {', '.join(self.legal_notations(state, i))}")
+
+    def illegal_message(self, state: GameState, i: int, action: int) -> str:
+        return f"game {i}: {self.why_illegal(state, i, action)}"
 
     def legal_actions(self, state: GameState, i: int = 0) -> np.ndarray:
         return np.flatnonzero(state.legal[i])
@@ -242,25 +212,6 @@ class Engine:
 
     def speed(self, state: GameState, i: int = 0) -> int:
         return int(self.rules.clock_speed[state.clock[i]]) if self.rules.castle else self.rules.speed
-
-
-def random_legal_choices(legal: np.ndarray, rng: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """(B,) a uniformly random legal entry of each row of the (B, A) mask ``legal`` (-1 for a row
-    without any), drawn from per-row uint64 streams ``rng``; threaded for large batches."""
-    out = np.empty(legal.shape[0], np.int64) if out is None else out
-    if threaded(legal.shape[0]):
-        K.random_legal_actions_parallel(legal, rng, out, task_size(legal.shape[0]))
-    else:
-        K.random_legal_actions(legal, rng, out)
-    return out
-
-
-def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
-    """Per-game uint64 random streams for agents, independent of the dice of the same seeds."""
-    seeds = np.asarray(list(seeds), dtype=np.int64)
-    out = np.empty(len(seeds), np.uint64)
-    K.seed_streams(seeds * 7919 + 104729 * stream, out)
-    return out
 
 
 __all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "random_legal_choices", "threaded", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]

@@ -1,4 +1,4 @@
-"""Gymnasium single-agent env: one learning seat against opponent policies from ``agents``.
+"""Gymnasium single-agent env: one learning seat against opponent agents.
 
 ``SingleAgentEnv(variant, num_players, opponents=["random"], seat=0, **options)``
 
@@ -13,7 +13,7 @@ Reward                 the learner's own: ``reward="points"`` minus the change o
 Episode end            terminated at the game's end, truncated after ``max_turns`` rolls
 =====================  ==========================================================================
 
-Opponents are agents of the ``agents`` package, given as specs (``"random"``,
+Opponents are agents (``midnight_env.registry``), given as specs (``"random"``,
 ``"search:budget=200"``) or instances: one for every other seat, listed clockwise from the learner
 (the next seat to roll first), or a single one that takes every other seat. ``seat`` is the
 learner's seat, or ``"random"`` for a seat drawn at every reset from the env's seeded generator.
@@ -29,26 +29,28 @@ An action outside the space always raises.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from midnight_env.actions import ActionError
+from midnight_env.agent import Agent, Decisions, decide
 from midnight_env.config import ConfigError
-from midnight_env.engine import Engine, agent_streams
+from midnight_env.dice import agent_streams
+from midnight_env.engine import Engine
 from midnight_env.observation import encode_observations, observation_layout
+from midnight_env.registry import make_agent
 from midnight_env.state import OVER
-from midnight_env.vector import check_env_options, check_seed, final_ranks, fresh_seed, play_forced, rank_rewards
+from midnight_env.vector import check_env_options, check_seed, final_ranks, play_forced, rank_rewards
 
 ILLEGAL_MODES = ("raise", "penalize")
 
 
 def make_opponents(opponents: Any, num_players: int) -> list:
     """One agent per relative seat 1..N-1 (clockwise from the learner) from specs or instances."""
-    from agents import Agent, make_agent
-
     if isinstance(opponents, (str, Agent)):
         opponents = [opponents]
     opponents = list(opponents)
@@ -70,7 +72,7 @@ def make_opponents(opponents: Any, num_players: int) -> list:
                 built[spec] = make_agent(spec)
             result.append(built[spec])
         else:
-            raise ConfigError(f"opponent {spec!r} is neither an agent spec (str) nor an agents.Agent")
+            raise ConfigError(f"opponent {spec!r} is neither an agent spec (str) nor an Agent (midnight_env.agent.Agent)")
     return result
 
 
@@ -204,7 +206,6 @@ class SingleAgentEnv(gymnasium.Env):
     # -- internals -----------------------------------------------------------------------------
     def _play_others(self) -> None:
         """Let the opponents (and, with ``auto_forced``, the env) decide until the learner has a real choice."""
-        from agents import Decisions
 
         s, n = self.game_state, self.engine.num_players
         while s.phase[0] != OVER:
@@ -214,7 +215,8 @@ class SingleAgentEnv(gymnasium.Env):
                     return
                 continue
             agent = self.opponents[(player - self.seat) % n - 1]
-            actions = agent.act(Decisions(self.engine, s, self._games, self._agent_rng))
+            actions = decide(agent, Decisions(self.engine, s, self._games, self._agent_rng,
+                                                np.array([self.seed_used])))
             self.engine.step(s, actions)  # checked: a bad opponent gets a clear error
 
     def _observation(self) -> np.ndarray:

@@ -37,8 +37,8 @@ import numpy as np
 from numba import njit, prange
 
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
-from midnight_env.engine import task_size, threaded  # one rule for every kernel
 from midnight_env.state import MOVE, OVER, PLACE, GameState
+from midnight_env.threads import task_size, threaded  # one rule for every kernel
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
 ROLL_SLOT = np.array([0, 0, 1, 0, 2, 3], dtype=np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3
@@ -72,7 +72,7 @@ class ObservationLayout:
         raise KeyError(f"no observation section {name!r}: sections are {', '.join(s for s, _, _ in self.sections)}")
 
 
-_LAYOUTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def relative_name(j: int) -> str:

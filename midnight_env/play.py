@@ -8,13 +8,14 @@ either way (same dice streams, same agent streams).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.base import Agent, Decisions
-from midnight_env.engine import Engine, agent_streams
+from midnight_env.agent import Agent, Decisions, decide
+from midnight_env.dice import agent_streams
+from midnight_env.engine import Engine
 from midnight_env.records import Recorder
 from midnight_env.state import MOVE, PLACE, ROLL, GameState
 
@@ -58,7 +59,7 @@ def play_batch(engine: Engine, agents: Sequence[Agent], lineups: np.ndarray, see
         holder = lineups[games, state.player]
         for k in np.unique(holder[deciding]):
             group = np.flatnonzero(deciding & (holder == k))
-            actions[group] = agents[k].act(Decisions(engine, state, group, rng))
+            actions[group] = decide(agents[k], Decisions(engine, state, group, rng, seeds))
         decisions += deciding
         if recorder is not None:
             engine.check_actions(state, actions)

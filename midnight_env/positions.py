@@ -17,15 +17,15 @@ with :func:`make_position` and print :func:`draw_position` in their assertion me
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from midnight_env import rules as K
 from midnight_env.board import GREEN, RED
 from midnight_env.config import CASTLE_START_POINTS, CLOCK_TIMES
+from midnight_env.dice import HUGO, seed_streams
 from midnight_env.engine import Engine
-from midnight_env.state import HUGO, MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
 
 ROLL_NUMBERS = (1, 2, 4, 5)  # the die's number faces (Hugo is not a move roll)
 
@@ -102,7 +102,7 @@ def make_position(engine: Engine, *, gallery: Mapping[int, Iterable[int]] | None
     r = engine.rules
     n, g = r.num_players, r.guests
     s = empty_state(1, n, r.num_squares, r.num_rooms, r.num_places, g, r.num_actions)
-    K.seed_streams(np.array([seed], np.int64), s.rng)
+    seed_streams(np.array([seed], np.int64), s.rng)
 
     for square, seats in (gallery or {}).items():
         square = _index(square, r.num_squares, "gallery square")
@@ -311,8 +311,7 @@ def _natural(text: str) -> list:
 
 def legal_set(engine: Engine, state: GameState, i: int = 0) -> set[str]:
     """The legal choices of game ``i`` in record notation."""
-    roll = int(state.roll[i])
-    return {engine.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])}
+    return set(engine.legal_notations(state, i))
 
 
 def play(engine: Engine, state: GameState, *events) -> GameState:

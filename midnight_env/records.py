@@ -8,20 +8,20 @@ of the first disagreement; ``Recorder`` writes records of games the engine plays
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
 from midnight_env.actions import ActionError
 from midnight_env.config import ConfigError, make_config
+from midnight_env.dice import FACES_BY_NAME, face_name
 from midnight_env.engine import Engine
-from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
 
 FORMAT = "midnight-record/1"
-_FACE_NAMES = {1: 1, 2: 2, 4: 4, 5: 5, HUGO: "hugo"}
-_FACES_BY_NAME = {1: 1, 2: 2, 4: 4, 5: 5, "hugo": HUGO}
 
 
 class RecordError(ValueError):
@@ -35,15 +35,6 @@ class RecordError(ValueError):
             where.append(f"event {event}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
         self.line, self.event = line, event
-
-
-def face_name(face: int):
-    return _FACE_NAMES[int(face)]
-
-
-def legal_notations(engine: Engine, state: GameState, i: int) -> list[str]:
-    roll = int(state.roll[i])
-    return [engine.layout.to_notation(int(a), roll) for a in np.flatnonzero(state.legal[i])]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -70,7 +61,7 @@ class Recorder:
             kind = "place" if state.phase[i] == PLACE else "move"
             self.events[i].append({"e": kind, "p": int(state.player[i]),
                                    "a": self.engine.layout.to_notation(int(actions[i]), int(roll[i])),
-                                   "legal": legal_notations(self.engine, state, int(i))})
+                                   "legal": self.engine.legal_notations(state, int(i))})
 
     def rolls(self, players: np.ndarray, faces: np.ndarray) -> None:
         """``players``: the rollers before the roll; ``faces``: as returned by apply_roll."""
@@ -181,15 +172,15 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
             if phase != ROLL:
                 fail(f"roll, but the engine expects a {('place', 'roll', 'move')[phase]} decision", k)
             face = ev.get("face")
-            if face not in _FACES_BY_NAME or isinstance(face, bool):
+            if face not in FACES_BY_NAME or isinstance(face, bool):
                 fail(f"face {face!r} is not a die face: allowed are 1, 2, 4, 5, \"hugo\"", k)
-            eng.apply_roll(state, [_FACES_BY_NAME[face]])
+            eng.apply_roll(state, [FACES_BY_NAME[face]])
             n_roll += 1
             continue
         expected = PLACE if kind == "place" else MOVE
         if phase != expected:
             fail(f"{kind}, but the engine expects a {('place', 'roll', 'move')[phase]}", k)
-        legal = legal_notations(eng, state, 0)
+        legal = eng.legal_notations(state, 0)
         if "legal" in ev:
             got = ev["legal"]
             if not isinstance(got, list) or len(set(got)) != len(got):

@@ -28,54 +28,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.config import Rules
-from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL, GameState
-
-GREEN, RED = 2, 1
-CASTLE_POINTS_LIMIT = 46
-CLOCK_END = 6
-_DIE = np.array([1, 2, 4, 5, HUGO, HUGO], dtype=np.int8)
+from midnight_env.board import GREEN, RED
+from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_END, Rules
+from midnight_env.dice import HUGO, draw_face, stream_start
+from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
 
 # compile options of the rule functions: no reference counting (see the module docstring)
 _RULE = dict(cache=True, _nrt=False)
-
-# splitmix64 constants (uint64 throughout: mixing with int64 would promote to float)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(cache=True, inline="always")
-def _mix64(z):
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def stream_start(seed):
-    """Dice stream state of a game seeded ``seed``: depends on the seed alone, not on the batch."""
-    return _mix64(np.uint64(seed) ^ np.uint64(0x6D69646E69676874))  # "midnight"
-
-
-@njit(cache=True)
-def seed_streams(seeds, out):
-    for i in range(seeds.shape[0]):
-        out[i] = stream_start(seeds[i])
-
-
-@njit(cache=True, inline="always")
-def next_random(rng, i):
-    """Next 64 random bits of stream ``rng[i]`` (splitmix64)."""
-    rng[i] += _GOLDEN
-    return _mix64(rng[i])
-
-
-@njit(cache=True, inline="always")
-def draw_face(rng, i):
-    """A die face for game ``i``: 1, 2, 4, 5 or HUGO (two faces of six)."""
-    z = next_random(rng, i) >> np.uint64(32)
-    return _DIE[np.int64((z * np.uint64(6)) >> np.uint64(32))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,9 +490,6 @@ def step_serial(s, R, actions, faces, auto_roll, faces_out):
     advance_games(GameState(*s), Rules(*R), 0, len(actions), actions, np.asarray(faces), auto_roll, faces_out)
 
 
-CHUNK = 64  # fewest games per task of a threaded kernel (``engine.task_size`` decides)
-
-
 @njit(cache=True, parallel=True)
 def step_parallel(s, R, actions, faces, auto_roll, faces_out, size):
     """``step_serial`` with tasks of ``size`` games spread over threads."""
@@ -594,161 +550,3 @@ def reset_games(s, R, games, seeds, start_points):
     R = Rules(*R)
     for k in range(games.shape[0]):
         reset_game(s, R, games[k], seeds[k], start_points)
-
-
-# ---------------------------------------------------------------------------------------------
-# random choices from per-game streams (agents, benchmarks)
-
-# a mask row is mostly zeros: random_legal_actions reads it as 64-bit words, eight entries each
-_ALL_BYTES = np.uint64(0xFFFFFFFFFFFFFFFF)
-_BYTE_ONES = np.uint64(0x0101010101010101)  # (x * _BYTE_ONES) >> 56: sum of x's bytes, if < 256
-_EVEN_BYTES = np.uint64(0x00FF00FF00FF00FF)
-_SHORT_ONES = np.uint64(0x0001000100010001)
-_BYTE_BITS = np.uint64(0x0102040810204080)  # (x * _BYTE_BITS) >> 56: bit j = byte j, for bytes of 0 or 1
-# _KTH_BIT[8 * bits + k]: position of the k-th set bit of the 8-bit value ``bits``
-_KTH_BIT = np.array([[j for j in range(8) if b >> j & 1][k] if k < bin(b).count("1") else 0
-                     for b in range(256) for k in range(8)], dtype=np.int8)
-
-
-@njit(**_RULE)
-def _byte_sum(x):
-    """Sum of the eight bytes of ``x`` (each byte up to 255)."""
-    pairs = (x & _EVEN_BYTES) + ((x >> np.uint64(8)) & _EVEN_BYTES)
-    return np.int64((pairs * _SHORT_ONES) >> np.uint64(48))
-
-
-@njit(**_RULE)
-def _draw_below(rng, i, n):
-    """A uniform integer in 0..n-1 from 32 random bits of stream ``rng[i]``."""
-    return np.int64(((next_random(rng, i) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-
-
-@njit(**_RULE)
-def _choose_in_bytes(flat, r0, r1, rng, i):
-    """Uniform choice among the nonzero entries of ``flat[r0:r1]``: its offset from r0, or -1."""
-    n = 0
-    for a in range(r0, r1):
-        n += flat[a]
-    if n == 0:
-        return -1
-    k = _draw_below(rng, i, n)
-    for a in range(r0, r1):
-        if flat[a]:
-            if k == 0:
-                return a - r0
-            k -= 1
-    return -1
-
-
-@njit(**_RULE)
-def _row_words(r0, r1):
-    """The words of ``words`` that hold the row ``flat[r0:r1]``: first and last index, and masks of
-    the row's bytes in the first and the last."""
-    head = _ALL_BYTES << np.uint64(8 * (r0 & 7))
-    tail = _ALL_BYTES >> np.uint64(8 * (7 - ((r1 - 1) & 7)))
-    return r0 >> 3, (r1 - 1) >> 3, head, tail
-
-
-@njit(**_RULE)
-def _count_in_words(words, r0, r1):
-    """How many entries of ``flat[r0:r1]`` are set, read a word at a time (``words`` is the mask as
-    uint64; the first and last word are masked to the row's bytes). For rows of at most 255
-    words, so that a byte of the sum cannot overflow; entries must be 0 or 1."""
-    first, last, head, tail = _row_words(r0, r1)
-    if first == last:
-        total = words[first] & head & tail
-    else:
-        total = (words[first] & head) + (words[last] & tail)
-        for w in range(np.uint64(first + 1), np.uint64(last)):  # unsigned: vector code
-            total += words[w]
-    return _byte_sum(total)
-
-
-@njit(**_RULE)
-def _kth_in_words(words, r0, r1, k):
-    """Offset from r0 of the k-th set entry of ``flat[r0:r1]`` (there are more than k). Whole
-    words are counted (four at a time inside the row) without testing them, so that the only
-    unpredictable branch is the one that finds it; its byte by table."""
-    first, last, head, tail = _row_words(r0, r1)
-    w = first
-    x = words[w] & head
-    while w + 3 < last:  # four words at a time while all lie inside the row
-        u = np.uint64(w)
-        c = np.int64(((x + words[u + np.uint64(1)] + words[u + np.uint64(2)] + words[u + np.uint64(3)])
-                      * _BYTE_ONES) >> np.uint64(56))
-        if k < c:
-            break
-        k -= c
-        w += 4
-        x = words[np.uint64(w)]
-    while True:  # the word holding the k-th legal entry: no test of x, one branch miss at the end
-        if w == last:
-            x &= tail
-        c = np.int64((x * _BYTE_ONES) >> np.uint64(56))
-        if k < c:
-            break
-        k -= c
-        w += 1
-        x = words[np.uint64(w)]
-    bits = (x * _BYTE_BITS) >> np.uint64(56)  # bit j: byte j of x is set
-    return w * 8 + _KTH_BIT[bits * np.uint64(8) + np.uint64(k)] - r0
-
-
-@njit(**_RULE)
-def _by_words(r0, r1, num_words):
-    """Whether the row ``flat[r0:r1]`` is read by words: it is not empty, lies inside the mask's
-    ``num_words`` whole words and spans at most 255 of them."""
-    return r1 > r0 and (r1 - 1) >> 3 < num_words and ((r1 - 1) >> 3) - (r0 >> 3) < 255
-
-
-@njit(cache=True)
-def _choose_rows(legal, rng, out, lo, hi):
-    """Rows ``lo..hi-1`` of ``random_legal_actions``."""
-    width = legal.shape[1]
-    if legal.itemsize != 1 or not legal.flags.c_contiguous:
-        for i in range(lo, hi):
-            out[i] = _choose_in_bytes(legal[i], 0, width, rng, i)
-        return
-    flat = np.ascontiguousarray(legal).reshape(-1).view(np.uint8)  # the mask itself, not a copy
-    num_words = flat.size >> 3
-    words = flat[: num_words * 8].view(np.uint64)
-    r0 = lo * width
-    next_count = _count_in_words(words, r0, r0 + width) if _by_words(r0, r0 + width, num_words) else 0
-    for i in range(lo, hi):
-        r0 = i * width
-        r1 = r0 + width
-        n = next_count
-        # the next row is counted before this one is searched: its reads are under way when the
-        # search's last branch, mispredicted, flushes what follows it (the choice ran 12 % faster)
-        if i + 1 < hi and _by_words(r1, r1 + width, num_words):
-            next_count = _count_in_words(words, r1, r1 + width)
-        if not _by_words(r0, r1, num_words):  # an empty row, the last row when the buffer has
-            out[i] = _choose_in_bytes(flat, r0, r1, rng, i)  # odd bytes, or a very wide row
-        elif n == 0:
-            out[i] = -1
-        else:
-            out[i] = _kth_in_words(words, r0, r1, _draw_below(rng, i, n))
-
-
-@njit(cache=True)
-def random_legal_actions(legal, rng, out):
-    """Uniform random legal choice per game from per-game streams ``rng`` (-1 where none).
-
-    ``legal`` is a (B, A) mask of zeros and ones (int8, uint8 or bool). Game i chooses its k-th
-    legal entry, k = floor(u * n) for its n legal entries and 32 random bits u of its stream."""
-    _choose_rows(legal, rng, out, 0, legal.shape[0])
-
-
-@njit(cache=True, parallel=True)
-def random_legal_actions_parallel(legal, rng, out, size):
-    """``random_legal_actions`` with tasks of ``size`` games spread over threads (the same choices)."""
-    b = legal.shape[0]
-    for c in prange((b + size - 1) // size):
-        _choose_rows(legal, rng, out, c * size, min(b, (c + 1) * size))
-
-
-@njit(cache=True)
-def uniform_draws(rng, out):
-    """One float in [0, 1) per stream."""
-    for i in range(rng.shape[0]):
-        out[i] = np.float64(next_random(rng, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0)

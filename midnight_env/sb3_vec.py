@@ -3,7 +3,7 @@
 ``SB3VecEnv(num_envs, variant, num_players, opponents=["random"], seat=0, seed=s)`` runs
 ``num_envs`` games on one :class:`~midnight_env.vector.VectorEnv`. The learner holds ``seat`` in
 every game (or ``seat="random"``: a seat drawn from each game's seed); after its actions the
-opponents (agents of the ``agents`` package, one per other seat clockwise from the learner, or a
+opponents (agents by spec or instance, one per other seat clockwise from the learner, or a
 single one for all) decide every waiting game in one call per agent until each game is back at
 the learner's decision. Masks come from ``env_method("action_masks")``, as sb3-contrib's
 MaskablePPO asks for them.
@@ -17,13 +17,15 @@ env's: ``seed + i``, then ``seed + i + k*num_envs`` for its k-th restart.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from midnight_env.engine import agent_streams
+from midnight_env.agent import Decisions, decide
+from midnight_env.dice import agent_streams
 from midnight_env.gym_env import check_seat, make_opponents
 from midnight_env.observation import observation_layout
 from midnight_env.vector import VectorEnv
@@ -108,7 +110,6 @@ class SB3VecEnv(VecEnv):
         return np.full(len(seeds), self.seat_option, np.int64)
 
     def _play_opponents(self, done: np.ndarray, rewards: np.ndarray, infos: list[dict]) -> None:
-        from agents import Decisions
 
         venv, n = self.venv, self.engine.num_players
         while True:
@@ -121,7 +122,8 @@ class SB3VecEnv(VecEnv):
             for k, agent in enumerate(self._agents):
                 games = np.flatnonzero(waiting & (holder == k))
                 if len(games):
-                    actions[games] = agent.act(Decisions(self.engine, venv.state, games, self._agent_rng))
+                    actions[games] = decide(agent, Decisions(self.engine, venv.state, games, self._agent_rng,
+                                                                 venv.seeds))
             self._absorb(venv.advance(actions), done, rewards, infos)
 
     def _absorb(self, step, done: np.ndarray, rewards: np.ndarray, infos: list[dict]) -> None:

@@ -44,7 +44,7 @@ from midnight_env.config import Rules
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 COPIED = ("rules", "vector_kernels")  # the modules copied, in import order
-CALLED = ("config", "state", "observation")  # modules whose code numba compiles into the copies
+CALLED = ("board", "config", "dice", "state", "observation")  # modules whose code numba compiles into the copies
 _FIELD = re.compile(r"\bR\.([A-Za-z_]\w*)")
 _warned = False
 

@@ -17,12 +17,7 @@ PLACE = 0  # `player` places a guest (decision)
 ROLL = 1  # `player` rolls the die (chance)
 MOVE = 2  # `player` chooses a move for `roll` (decision)
 OVER = 3  # the game has ended
-PHASE_NAMES = ("place", "roll", "move", "over")
-
-# die faces as the engine writes them: numbers as themselves, Hugo as 0
-HUGO = 0
-DIE_FACES = (1, 2, 4, 5, HUGO, HUGO)  # six equally likely faces
-CHANCE_OUTCOMES = ((1, 1 / 6), (2, 1 / 6), (4, 1 / 6), (5, 1 / 6), (HUGO, 1 / 3))
+PHASE_NAMES = ("place", "roll", "move", "over")  # indexed by phase
 
 
 class GameState(NamedTuple):
@@ -61,29 +56,29 @@ class GameState(NamedTuple):
     def done(self) -> np.ndarray:
         return self.phase == OVER
 
-    def copy(self) -> "GameState":
+    def copy(self) -> GameState:
         return GameState(*(a.copy() for a in self))
 
-    def take(self, index) -> "GameState":
+    def take(self, index) -> GameState:
         """The games at ``index`` (an int, a slice or an index array) as a new batch (copied)."""
         if isinstance(index, (int, np.integer)):
             index = slice(int(index), int(index) + 1)
         return GameState(*(np.array(a[index]) for a in self))
 
-    def put(self, index, other: "GameState") -> None:
+    def put(self, index, other: GameState) -> None:
         """Write the games of ``other`` into positions ``index`` of this batch."""
         for mine, theirs in zip(self, other):
             mine[index] = theirs
 
     @staticmethod
-    def concatenate(states: list["GameState"]) -> "GameState":
+    def concatenate(states: list[GameState]) -> GameState:
         return GameState(*(np.concatenate(parts) for parts in zip(*states)))
 
     def key(self, i: int = 0) -> bytes:
         """Bytes identifying game ``i``'s position (dice stream excluded): for tables and tests."""
         return b"".join(a[i].tobytes() for name, a in zip(self._fields, self) if name not in ("rng", "legal"))
 
-    def equal(self, other: "GameState") -> bool:
+    def equal(self, other: GameState) -> bool:
         return all(np.array_equal(a, b) for a, b in zip(self, other))
 
 

@@ -35,15 +35,17 @@ import sqlite3
 import subprocess
 import time
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from midnight_env.config import make_config
 from midnight_env.engine import ENGINE_VERSION, Engine
+from midnight_env.registry import AgentError, list_agents, make_agent, split_specs
 
 FORMAT = "midnight-tournament/1"
 DEFAULT_DB = "midnight_tournament.sqlite"
@@ -109,8 +111,6 @@ def fit_error(agent, engine: Engine) -> str | None:
 def default_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
                    options: dict[str, Any] | None = None) -> list[str]:
     """Every registered agent that needs no options and can play this game, except the slow ones."""
-    from agents import AgentError, list_agents, make_agent
-
     engine = Engine(variant, num_players, **(options or {}))
     names = []
     for name, _ in list_agents():
@@ -130,13 +130,11 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
                            options: dict[str, Any] | None = None) -> TournamentConfig:
     """Validate a tournament: the game set-up (ConfigError) and the agents (AgentError naming
     an unknown one; TournamentError for too few or repeated agents)."""
-    from agents import make_agent
-
     config = make_config(variant, num_players, **(options or {}))
     if agents is None:
         specs = default_agents(config.variant, config.num_players, config.options)
     elif isinstance(agents, str):
-        specs = [a.strip() for a in agents.split(",") if a.strip()]
+        specs = split_specs(agents)
     else:
         specs = [str(a).strip() for a in agents]
     repeated = sorted({a for a in specs if specs.count(a) > 1})
@@ -268,7 +266,7 @@ class ResultStore:
         self.conn = _connect(self.path)
 
     @classmethod
-    def open(cls, path: str | Path, config: TournamentConfig, games: int, resume: bool = False) -> "ResultStore":
+    def open(cls, path: str | Path, config: TournamentConfig, games: int, resume: bool = False) -> ResultStore:
         """Open or create the database; refuse (TournamentError, nothing written) a file that is not
         a tournament database, and without ``resume`` one that holds other tournaments or an
         unfinished run of this one."""
@@ -330,7 +328,7 @@ class ResultStore:
             self.conn.executemany("INSERT OR IGNORE INTO records VALUES (?,?,?)", record_rows)
         return added
 
-    def results(self, games: int | None = None) -> "Results":
+    def results(self, games: int | None = None) -> Results:
         query = "SELECT game_index, deal, agents, points, ranks FROM games WHERE config_hash = ?"
         params: tuple = (self.key,)
         if games is not None:
@@ -623,7 +621,6 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
     """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate."""
     from tqdm import tqdm
 
-    from agents import make_agent
     from midnight_env.play import play_batch
 
     if not isinstance(games, (int, np.integer)) or games < 1:

@@ -45,7 +45,8 @@ rule set is used on a machine). Speeds: BENCHMARKS.md.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -57,9 +58,10 @@ from numba import typeof
 from midnight_env import specialize, vector_kernels
 from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError
-from midnight_env.engine import Engine, task_size, threaded
+from midnight_env.engine import Engine
 from midnight_env.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
 from midnight_env.state import GameState
+from midnight_env.threads import task_size, threaded
 from midnight_env.vector_kernels import forced_actions
 
 REWARDS = ("points", "rank")

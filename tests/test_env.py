@@ -12,9 +12,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import midnight_env
 from midnight_env import ActionError, ConfigError, Engine, agent_streams
-from midnight_env.env import OrderError
-from midnight_env.observation import (encode_observations, observation_layout, observation_names,
-                                      observation_size)
+from midnight_env.aec import OrderError
+from midnight_env.observation import encode_observations, observation_layout, observation_names, observation_size
 from midnight_env.state import OVER
 from midnight_env.vector import rank_rewards
 
@@ -340,7 +339,7 @@ def test_auto_forced_plays_single_choices():
     plain.step(free)
     assert auto.last()[4]["forced"] == [(1, f"g{free}")]  # the env made it and says so
     assert auto.game_state.equal(plain.game_state)
-    for agent in auto.agent_iter():  # no decision with one choice is ever shown
+    for _agent in auto.agent_iter():  # no decision with one choice is ever shown
         obs, _, term, trunc, info = auto.last()
         if term or trunc:
             auto.step(None)
@@ -439,7 +438,7 @@ def test_notation_helpers_round_trip():
     env.reset(seed=2)
     rng = np.random.default_rng(0)
     checked = 0
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
@@ -459,6 +458,8 @@ def test_importing_the_engine_does_not_import_the_env_libraries():
     code = ("import sys, midnight_env; midnight_env.Engine('midnight_party', 2); "
             "assert 'pettingzoo' not in sys.modules and 'gymnasium' not in sys.modules; "
             "midnight_env.env; assert 'pettingzoo' in sys.modules; "
-            "import midnight_env.env as m; midnight_env.env('hidden_castle', 2); print('ok')")
+            "from midnight_env import midnight_v0; import midnight_env.aec; "
+            "assert midnight_v0.env is midnight_env.env and callable(midnight_env.env); "
+            "midnight_v0.env('hidden_castle', 2); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make_agent
 from midnight_env import Engine
 from midnight_env.play import play_batch
 from midnight_env.records import read_records, replay_record
+from midnight_env.registry import make_agent
 
 GOLDEN = Path(__file__).parent / "golden"
 FILES = sorted(GOLDEN.glob("*.jsonl"))

@@ -1,4 +1,4 @@
-"""The Gymnasium single-agent env: one learner against agents from the ``agents`` package."""
+"""The Gymnasium single-agent env: one learner against agents given by spec or instance."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents import AgentError, RandomAgent
+from midnight_agents.simple import RandomAgent
 from midnight_env import ActionError, ConfigError, SingleAgentEnv
 from midnight_env.observation import observation_names
+from midnight_env.registry import AgentError
 from midnight_env.vector import rank_rewards
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import list_agents
 from midnight_env import cli
+from midnight_env.registry import list_agents
 
 ROOT = Path(__file__).resolve().parent.parent
 

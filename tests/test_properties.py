@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from midnight_env import Engine, agent_streams
 from midnight_env.config import CASTLE_POINTS_LIMIT, CASTLE_START_POINTS, CLOCK_END, CLOCK_SPEED
+from midnight_env.dice import HUGO
 from midnight_env.positions import legal_set
-from midnight_env.state import HUGO, MOVE, OVER, PLACE, ROLL
+from midnight_env.state import MOVE, OVER, PLACE, ROLL
 
 PLACE_, ROLL_, MOVE_, OVER_ = "place", "roll", "move", "over"
 PHASES = {PLACE: PLACE_, ROLL: ROLL_, MOVE: MOVE_, OVER: OVER_}
@@ -443,7 +444,7 @@ def test_a_game_plays_the_same_in_a_batch_of_64_alone_and_anywhere_in_the_batch(
 
 def test_the_parallel_kernel_plays_the_same_games_as_the_serial_one():
     """Batches of PARALLEL_FROM games or more use the threaded kernel: same games as in batches of 64."""
-    from midnight_env.engine import PARALLEL_FROM
+    from midnight_env.threads import PARALLEL_FROM
 
     for variant, n in [("midnight_party", 4), ("hidden_castle", 3)]:
         eng = Engine(variant, n)

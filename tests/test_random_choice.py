@@ -1,4 +1,4 @@
-"""``rules.random_legal_actions``: game i plays its k-th legal entry, k = floor(u * n) for its n
+"""``random_choice.random_legal_actions``: game i plays its k-th legal entry, k = floor(u * n) for its n
 legal entries and the top 32 bits u of the next number of its stream.
 
 The kernel reads a mask eight entries at a time; a plain reference (numpy and Python integers)
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from midnight_env.engine import agent_streams
-from midnight_env.rules import random_legal_actions, random_legal_actions_parallel
+from midnight_env.dice import agent_streams
+from midnight_env.random_choice import random_legal_actions, random_legal_actions_parallel
 
 MASK64 = (1 << 64) - 1
 

@@ -11,8 +11,18 @@ import pytest
 from midnight_env import Engine, agent_streams, render
 from midnight_env.board import board_from_dict
 from midnight_env.config import CLOCK_TIMES
-from midnight_env.render import (HUGO_MARK, KIND_WORDS, PLAYER_COLOURS, _CELL_H, _CELL_W, _STAIR_GUESTS, _ring_layout,
-                                 _scene, render_ansi, render_rgb)
+from midnight_env.render import (
+    _CELL_H,
+    _CELL_W,
+    _STAIR_GUESTS,
+    HUGO_MARK,
+    KIND_WORDS,
+    PLAYER_COLOURS,
+    _ring_layout,
+    _scene,
+    render_ansi,
+    render_rgb,
+)
 from midnight_env.state import OVER, PLACE
 
 VARIANTS = ("midnight_party", "hidden_castle")
@@ -22,7 +32,7 @@ ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 SIZE = 320  # small pictures keep the tests fast
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def game(variant: str, num_players: int):
     """An engine and one random game of it at set-up, in the middle and at the end."""
     eng = Engine(variant, num_players)

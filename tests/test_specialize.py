@@ -10,7 +10,7 @@ import pytest
 
 from midnight_env import Engine, VectorEnv, agent_streams, specialize, vector_kernels
 from midnight_env.config import Rules
-from midnight_env.engine import random_legal_choices
+from midnight_env.random_choice import random_legal_choices
 
 
 def _copies(variant="midnight_party", num_players=4, **options):
@@ -53,13 +53,13 @@ def test_copies_are_written_to_the_kernel_dir_and_loaded_once(monkeypatch, tmp_p
 
 
 def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch, tmp_path):
-    import midnight_env.engine as engine
+    import midnight_env.threads as threads
 
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("MIDNIGHT_KERNEL_DIR", str(blocker / "kernels"))
     monkeypatch.setattr(specialize, "_warned", False)
-    b = max(engine.PARALLEL_FROM, 130)
+    b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "midnight_party", 2, seed=1, max_turns=62)  # rules no other test loads
     with pytest.warns(UserWarning, match="cannot write specialized kernels to .*kernels.*MIDNIGHT_KERNEL_DIR"):
         obs, _ = venv.reset()
@@ -70,9 +70,9 @@ def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch,
 
 
 def test_midnight_specialize_turns_it_off_and_is_checked(monkeypatch):
-    import midnight_env.engine as engine
+    import midnight_env.threads as threads
 
-    b = max(engine.PARALLEL_FROM, 130)
+    b = max(threads.PARALLEL_FROM, 130)
     monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "0")
     venv = VectorEnv(b, "midnight_party", 3, seed=1)
     venv.reset()

@@ -19,11 +19,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import AgentError
 from midnight_env import cli
 from midnight_env.records import replay_record
-from midnight_env.tournament import (Schedule, TournamentError, _clustered_mean, leaderboard,
-                                     make_tournament_config, run_tournament)
+from midnight_env.registry import AgentError
+from midnight_env.tournament import (
+    Schedule,
+    TournamentError,
+    _clustered_mean,
+    leaderboard,
+    make_tournament_config,
+    run_tournament,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["random", "runner", "coward"]
@@ -68,7 +74,7 @@ def test_schedule_depends_on_config_and_index_only():
 
 def test_identical_dice_in_the_copies_of_a_deal():
     from midnight_env.play import play_batch
-    from agents import make_agent
+    from midnight_env.registry import make_agent
 
     config = make_tournament_config("midnight_party", 2, ["random", "coward"], seed=3)
     lineups, seeds, _ = Schedule(config).games(range(2))

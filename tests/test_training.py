@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import list_agents, make_agent
-from agents.ppo import MODELS_DIR, ModelError, PolicyModel, PPOAgent, masked_choice, save_model
+from midnight_agents.ppo import MODELS_DIR, ModelError, PolicyModel, PPOAgent, masked_choice, save_model
 from midnight_env.engine import Engine
 from midnight_env.play import play_batch
+from midnight_env.registry import list_agents, make_agent
 from midnight_env.training.logger import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,9 +49,8 @@ def same_weights(a: Path, b: Path) -> bool:
 
 
 def random_model(engine: Engine, tmp_path: Path, name: str = "m", seed: int = 0) -> Path:
+    from midnight_agents.ppo import engine_description
     from midnight_env.training.export import model_meta
-
-    from agents.ppo import engine_description
 
     d, a = engine_description(engine)["observation_size"], engine.num_actions
     rng = np.random.default_rng(seed)
@@ -181,8 +180,8 @@ def test_ppo_agent_plays_legal_moves_batched_and_greedy_is_its_best_choice(tmp_p
     assert isinstance(agent, PPOAgent) and PPOAgent(path).name == "m"
     res = play_batch(engine, [agent, make_agent("runner")], np.tile([0, 1, 0, 1], (24, 1)), range(24))
     assert (res.decisions > 0).all()  # the engine checks every action: all were legal
-    from agents import Decisions
-    from midnight_env.engine import agent_streams
+    from midnight_env.agent import Decisions
+    from midnight_env.dice import agent_streams
 
     state = engine.new_games(range(8))
     games = np.arange(8)

@@ -130,13 +130,13 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant,
     """The threaded step kernel (batches >= PARALLEL_FROM), compiled for the env's rules with
     their numbers as constants (``midnight_env.specialize``), returns what the generic serial one
     does, game ends, final observations and restarts included."""
-    import midnight_env.engine as engine
+    import midnight_env.threads as threads
 
-    b = max(engine.PARALLEL_FROM, 130)
+    b = max(threads.PARALLEL_FROM, 130)
     threaded = VectorEnv(b, variant, players, seed=11, **options)
     threaded.reset()
     with monkeypatch.context() as patch:  # compiled serial, it stays serial
-        patch.setattr(engine, "PARALLEL_FROM", 10**9)
+        patch.setattr(threads, "PARALLEL_FROM", 10**9)
         serial = VectorEnv(b, variant, players, seed=11, **options)
         serial.reset()
     ended = lockstep_ended(threaded, serial, 120 if variant == "midnight_party" else 200, np.random.default_rng(5))
@@ -145,9 +145,9 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant,
 
 
 def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():
-    import midnight_env.engine as engine
+    import midnight_env.threads as threads
 
-    b = max(engine.PARALLEL_FROM, 130)
+    b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "hidden_castle", 3, seed=4)
     obs, _ = venv.reset()
     actions = random_actions(obs["action_mask"], np.random.default_rng(1))
@@ -328,9 +328,9 @@ def test_threaded_envs_keep_working_in_a_forked_child():
     and the env fall back to the serial kernels (same results)."""
     import multiprocessing
 
-    import midnight_env.engine as engine
+    import midnight_env.threads as threads
 
-    b = max(engine.PARALLEL_FROM, 130)
+    b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "midnight_party", 4, seed=3)
     obs, _ = venv.reset()
     actions = random_actions(obs["action_mask"], np.random.default_rng(0))

@@ -1,4 +1,4 @@
-"""Arguments shared by several sub-commands: the game set-up and agent line-ups."""
+"""What several sub-commands share: their errors, the game set-up and agent line-ups."""
 
 from __future__ import annotations
 
@@ -6,9 +6,24 @@ import argparse
 
 import numpy as np
 
-from midnight_env.cli import UsageError, parse_set_options
 from midnight_env.config import VARIANTS
 from midnight_env.engine import Engine
+from midnight_env.registry import make_agent, split_specs
+
+
+class UsageError(ValueError):
+    """Bad command-line input that no other error type names."""
+
+
+def parse_set_options(pairs: list[str] | None) -> dict:
+    """``--set key=value`` pairs as a dict; values stay strings (make_config converts them)."""
+    options = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--set {pair!r} must be option=value")
+        options[key.strip()] = value.strip()
+    return options
 
 
 def add_game_arguments(parser: argparse.ArgumentParser, players_default: int = 4) -> None:
@@ -26,7 +41,7 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
 
 def seat_agents(spec: str, num_players: int) -> list[str]:
     """``random`` for every seat, or one agent spec per seat: ``random,expert,random,runner``."""
-    names = [s.strip() for s in spec.split(",") if s.strip()] if spec else []
+    names = split_specs(spec) if spec else []
     if len(names) == 1:
         return names * num_players
     if len(names) != num_players:
@@ -40,8 +55,6 @@ def seat_lineup(spec: str, num_players: int):
 
     Returns (agents, lineup, names): ``agents[lineup[seat]]`` plays ``seat``; ``names`` lists
     the distinct specs in the order of ``agents``."""
-    from agents import make_agent
-
     per_seat = seat_agents(spec, num_players)
     names = sorted(set(per_seat), key=per_seat.index)
     agents = [make_agent(n) for n in names]

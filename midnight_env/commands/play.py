@@ -12,10 +12,11 @@ import sys
 
 import numpy as np
 
-from midnight_env.cli import UsageError
-from midnight_env.commands.common import add_game_arguments, engine_from_args
-from midnight_env.engine import Engine, agent_streams
-from midnight_env.records import face_name
+from midnight_env.agent import Decisions, decide
+from midnight_env.commands.common import UsageError, add_game_arguments, engine_from_args
+from midnight_env.dice import agent_streams, face_name
+from midnight_env.engine import Engine
+from midnight_env.registry import make_agent, split_specs
 from midnight_env.state import MOVE, OVER, PLACE, ROLL
 
 _HELP = ("answer with the number of a choice, or its notation (g7 to place, g14>g18 or g3>r1 to move), "
@@ -46,7 +47,7 @@ def _board(engine: Engine, state, color: bool) -> str:
 
 def opponent_specs(spec: str, num_players: int, seat: int) -> list[str | None]:
     """Agent spec per seat (None for the human's seat)."""
-    names = [s.strip() for s in (spec or "").split(",") if s.strip()]
+    names = split_specs(spec or "")
     others = num_players - 1
     if others == 0:
         names = []
@@ -108,9 +109,6 @@ def choose(engine: Engine, state, color: bool, out=print) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents import make_agent
-    from agents.base import Decisions
-
     engine = engine_from_args(args)
     n = engine.num_players
     if not 0 <= args.seat < n:
@@ -145,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 out("game left unfinished: goodbye")
                 return 0
         else:
-            action = int(agents[p].act(Decisions(engine, state, np.array([0]), rng))[0])
+            action = int(decide(agents[p], Decisions(engine, state, np.array([0]), rng, np.array([seed])))[0])
             verb = "places on" if state.phase[0] == PLACE else f"rolled {int(state.roll[0])} and moves"
             out(f"player {p} ({specs[p]}) {verb} {engine.layout.to_notation(action, int(state.roll[0]))}")
         engine.apply_action(state, [action])

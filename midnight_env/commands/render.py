@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
 
-from agents.base import Decisions
+from midnight_env.agent import Decisions, decide
 from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
-from midnight_env.engine import Engine, agent_streams
-from midnight_env.records import face_name, read_records, replay_record, engine_for_record, RecordError
+from midnight_env.dice import agent_streams, face_name
+from midnight_env.engine import Engine
+from midnight_env.records import RecordError, engine_for_record, read_records, replay_record
 from midnight_env.state import MOVE, PLACE, ROLL
 
 
@@ -52,7 +52,7 @@ def show_game(engine: Engine, agents, lineup, seed: int, delay: float = 0.0, col
         if state.phase[0] not in (PLACE, MOVE):
             break
         p = int(state.player[0])
-        action = int(agents[lineup[p]].act(Decisions(engine, state, np.array([0]), rng))[0])
+        action = int(decide(agents[lineup[p]], Decisions(engine, state, np.array([0]), rng, np.array([seed])))[0])
         text = engine.layout.to_notation(action, int(state.roll[0]))
         engine.apply_action(state, [action])
         _frame(engine, state, f"player {p} ({agents[lineup[p]].name}): {text}", color, delay, out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from midnight_env.records import RecordError, read_records, replay_record, engine_for_record
+from midnight_env.records import RecordError, engine_for_record, read_records, replay_record
 
 
 def add_parser(sub) -> None:

@@ -12,10 +12,19 @@ import shlex
 import sys
 from pathlib import Path
 
-from midnight_env.cli import parse_set_options
+from midnight_env.commands.common import parse_set_options
 from midnight_env.config import VARIANTS
-from midnight_env.tournament import (DEFAULT_DB, DEFAULT_GAMES, DEFAULT_PLAYERS, DEFAULT_VARIANT, default_games,
-                                     make_tournament_config, print_table, run_tournament, write_leaderboard)
+from midnight_env.tournament import (
+    DEFAULT_DB,
+    DEFAULT_GAMES,
+    DEFAULT_PLAYERS,
+    DEFAULT_VARIANT,
+    default_games,
+    make_tournament_config,
+    print_table,
+    run_tournament,
+    write_leaderboard,
+)
 
 
 def add_parser(sub) -> None:

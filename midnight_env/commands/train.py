@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from midnight_env.cli import UsageError
+from midnight_env.commands.common import UsageError
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:

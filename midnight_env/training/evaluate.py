@@ -7,11 +7,11 @@ with opponents drawn without replacement (when there are enough) from a generato
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import Agent
+from midnight_env.agent import Agent
 from midnight_env.engine import Engine
 from midnight_env.play import play_batch
 
@@ -42,7 +42,7 @@ def evaluate_policy(agent: Agent, engine: Engine, opponents: Sequence[str | Agen
                     games: int = 400, seed: int = 1_000_000, batch_size: int = 1024) -> dict[str, float]:
     """Metrics ``eval/points``, ``eval/points_ci``, ``eval/win_rate``, ``eval/rank`` and
     ``eval/points/<opponent>`` (each opponent's mean points in the same games)."""
-    from agents import make_agent
+    from midnight_env.registry import make_agent
 
     pool = [make_agent(o) if isinstance(o, str) else o for o in opponents]
     names = [o if isinstance(o, str) else o.name for o in opponents]

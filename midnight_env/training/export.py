@@ -1,13 +1,14 @@
-"""torch networks to the numpy model format of ``agents.ppo`` (so playing needs no torch)."""
+"""torch networks to the numpy model format of ``midnight_agents.ppo`` (so playing needs no torch)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
-from agents.ppo import PolicyModel, engine_description, save_model
+from midnight_agents.ppo import PolicyModel, engine_description, save_model
 
 ACTIVATION_NAMES = {"Tanh": "tanh", "ReLU": "relu"}
 

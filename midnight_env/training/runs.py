@@ -1,7 +1,7 @@
 """Run folders: every training run writes its resolved config and its metadata first.
 
 ``runs/<name>/`` holds ``config.yaml`` (every setting, defaults included), ``metrics.csv``,
-``tensorboard/`` (when TensorBoard is installed), ``checkpoints/`` (models in the ``agents.ppo``
+``tensorboard/`` (when TensorBoard is installed), ``checkpoints/`` (models in the ``midnight_agents.ppo``
 format, playable as ``ppo:path=...``), ``model.npz``/``model.json`` (the final policy) and
 ``learning_curve.png``.
 """

@@ -6,7 +6,7 @@ opponent pool, drawn per game and seat from the game's seed: heuristic agents by
 ``self``, frozen snapshots of the policy (numpy copies taken every ``snapshot_every`` steps, the
 oldest replaced once ``pool_size`` are kept). The run folder gets the resolved config, metrics
 (CSV, TensorBoard when installed), evaluations against fixed heuristics, checkpoints in the
-``agents.ppo`` model format, the final model and a learning-curve PNG.
+``midnight_agents.ppo`` model format, the final model and a learning-curve PNG.
 
     midnight train --config configs/sb3-midnight_party-4p.yaml
     python experiments/train_ppo.py --config configs/sb3-midnight_party-4p.yaml --override total_timesteps=200000
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Decisions
-from agents.ppo import PPOAgent
+from midnight_agents.ppo import PPOAgent
+from midnight_env.agent import Agent, Decisions
 from midnight_env.training.args import from_mapping, load_yaml, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 
@@ -201,7 +201,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     start, cpu_start = time.perf_counter(), time.process_time()
 
     # -- env with its opponent pool ----------------------------------------------------------------
-    from agents import make_agent
+    from midnight_env.registry import make_agent
 
     specs = list(config.opponents)
     n_self = config.pool_size if "self" in specs else 0

@@ -3,7 +3,8 @@
 ``midnight_env.env(variant="midnight_party", num_players=4, render_mode=None, **options)``
 
 =====================  ==========================================================================
-Import                 ``from midnight_env import env, raw_env``
+Import                 ``from midnight_env import env, raw_env`` (or the versioned module
+                       ``from midnight_env import midnight_v0``: ``midnight_v0.env()``)
 Variants               ``midnight_party`` (classic, 3 rounds), ``hidden_castle`` (clock, expelling)
 Agents                 ``player_0 … player_{N-1}``, N = ``num_players`` (1..8); seat 0 places first
 Action space           ``Discrete(A)``: A = 509 (``midnight_party``), 409 (``hidden_castle``)
@@ -94,8 +95,6 @@ which forwards every attribute through ``__getattr__`` and caps a step at ~20,00
 from __future__ import annotations
 
 import operator
-import sys
-import types
 from typing import Any
 
 import numpy as np
@@ -109,8 +108,15 @@ from midnight_env.engine import Engine
 from midnight_env.observation import encode_chunk, observation_layout
 from midnight_env.rules import step_serial
 from midnight_env.state import OVER
-from midnight_env.vector import (check_env_options, check_seed, final_ranks, fresh_seed, machine_code,
-                                 observation_space, rank_rewards)
+from midnight_env.vector import (
+    check_env_options,
+    check_seed,
+    final_ranks,
+    fresh_seed,
+    machine_code,
+    observation_space,
+    rank_rewards,
+)
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -388,8 +394,8 @@ class MidnightEnv(AECEnv):
         return self.layout.describe(int(action), int(self.game_state.roll[0]))
 
     def _legal_text(self) -> str:
-        roll = int(self.game_state.roll[0])
-        return ", ".join(f"{a} ({self.layout.to_notation(a, roll)})" for a in self.legal_actions()) or "none"
+        pairs = zip(self.legal_actions(), self.engine.legal_notations(self.game_state, 0))
+        return ", ".join(f"{a} ({note})" for a, note in pairs) or "none"
 
     # -- rendering ---------------------------------------------------------------------------------
     def render(self):
@@ -429,15 +435,5 @@ def raw_env(variant: str = "midnight_party", num_players: int = 4, render_mode: 
     """The AEC env without the order checks (actions are still validated)."""
     return MidnightEnv(variant, num_players, render_mode=render_mode, checks=False, **options)
 
-
-class _CallableModule(types.ModuleType):
-    """Importing this submodule makes ``midnight_env.env`` the module rather than the factory
-    (Python sets a package attribute per imported submodule), so the module builds envs too."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> MidnightEnv:
-        return env(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["env", "raw_env", "MidnightEnv", "OrderError", "ENV_VERSION"]

@@ -1,0 +1,14 @@
+"""The built-in agents in the order ``midnight agents`` lists them (and the default tournament
+seats them): the entry point ``midnight_agents`` of pyproject.toml names this list."""
+
+from __future__ import annotations
+
+from midnight_agents.expert import ExpertAgent
+from midnight_agents.ppo import SHIPPED_AGENTS, PPOAgent
+from midnight_agents.search import SearchAgent
+from midnight_agents.simple import CowardAgent, GreenHunterAgent, PlacerAgent, RandomAgent, RunnerAgent
+from midnight_env.registry import AgentInfo
+
+BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
+                  for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
+                              SearchAgent, PPOAgent)] + SHIPPED_AGENTS
