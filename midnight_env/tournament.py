@@ -32,7 +32,6 @@ import json
 import math
 import os
 import sqlite3
-import subprocess
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -45,6 +44,7 @@ import numpy as np
 
 from midnight_env.config import make_config
 from midnight_env.engine import ENGINE_VERSION, Engine
+from midnight_env.provenance import code_commit
 from midnight_env.registry import AgentError, list_agents, make_agent, split_specs
 
 FORMAT = "midnight-tournament/1"
@@ -240,20 +240,6 @@ CREATE TABLE IF NOT EXISTS records (
     config_hash TEXT NOT NULL, game_index INTEGER NOT NULL, record BLOB NOT NULL,
     PRIMARY KEY (config_hash, game_index));
 """
-
-
-def code_commit() -> str | None:
-    """The git commit of the code (``+dirty`` with uncommitted changes), or None outside git."""
-    here = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "midnight_env", "agents"], cwd=here,
-                               capture_output=True, timeout=10).returncode != 0
-        return head.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 class ResultStore:

@@ -9,7 +9,6 @@ format, playable as ``ppo:path=...``), ``model.npz``/``model.json`` (the final p
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import yaml
 
 from midnight_env.engine import ENGINE_VERSION
+from midnight_env.provenance import code_commit
 
 
 def make_run_dir(root: str | Path, name: str) -> Path:
@@ -38,20 +38,11 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
 
 
-def _git(*args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def code_version() -> dict[str, Any]:
-    """The commit the code came from and whether the training code differed from it (call it at the start)."""
-    commit = _git("rev-parse", "--short", "HEAD")
-    changed = _git("status", "--porcelain", "--", ":/experiments", ":/midnight_env", ":/agents")  # from the top
-    return {"git_commit": commit, "uncommitted_changes": bool(changed) if changed is not None else None}
+    """The commit the code came from and whether it had uncommitted changes (call it at the start)."""
+    commit = code_commit()
+    return {"git_commit": commit.removesuffix("+dirty") if commit else None,
+            "uncommitted_changes": commit.endswith("+dirty") if commit else None}
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
