@@ -30,23 +30,25 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from midnight_env.board import GREEN, RED
+from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_END
+from midnight_env.dice import DIE_FACES, HUGO_PROBABILITY, NUMBER_PROBABILITY, NUMBERS
+from midnight_env.rules import entry_steps, hugo_square, may_enter, walk_start, walk_target
 from midnight_env.state import MOVE, OVER, PLACE
 
-PLAIN, RED, GREEN = 0, 1, 2
-CLOCK_END = 6
-CASTLE_POINTS_LIMIT = 46
 MAX_CYCLES = 6  # turn cycles the capture risk looks ahead, at most
 _MAX_ROLLS = (MAX_CYCLES + 1) * 8 + 1  # binomial table size: rolls looked ahead
-_NUMBERS = np.array([1, 2, 4, 5], dtype=np.int64)
+_NUMBERS = np.array(NUMBERS, dtype=np.int64)
+_FACES = float(len(DIE_FACES))
 
 
 def _tail_table(m_max: int) -> np.ndarray:
-    """tail[m, k] = P(at least k Hugo faces in m rolls), P(Hugo) = 1/3 per roll."""
+    """tail[m, k] = P(at least k Hugo faces in m rolls), P(Hugo) = 1/3 per roll (``dice``)."""
     from math import comb
 
     tail = np.zeros((m_max + 1, m_max + 2))
     for m in range(m_max + 1):
-        pmf = [comb(m, k) * (1 / 3) ** k * (2 / 3) ** (m - k) for k in range(m + 1)]
+        pmf = [comb(m, k) * HUGO_PROBABILITY ** k * NUMBER_PROBABILITY ** (m - k) for k in range(m + 1)]
         for k in range(m + 1):
             tail[m, k] = sum(pmf[k:])
     return tail
@@ -256,17 +258,13 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
                 if origin < S:
                     if s.gallery[i, q, origin] == 0:
                         continue
-                    first = origin
                     base = guest_cost[origin]
-                    extra = 1  # one step from the square onto the next
                 elif not R.castle:
                     break
                 elif origin < S + R.num_rooms:
                     if s.room[i, origin - S] != q:
                         continue
-                    first = R.door[origin - S]
                     base = 0.0
-                    extra = 2
                 else:
                     has = False
                     for place in range(R.num_places + 1):
@@ -274,27 +272,19 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
                             has = True
                     if not has:
                         continue
-                    first = R.arrow
                     base = 0.0
-                    extra = 2
+                first, leave = walk_start(S, R.num_rooms, R.door, R.arrow, origin)
                 for room in range(R.num_rooms):
                     if origin >= S and origin - S == room:
                         continue
-                    k = (R.door[room] - first) % S + extra
-                    if k > r:
+                    k = entry_steps(R, first, leave, room)
+                    if k > r or not may_enter(s.room, R, i, q, room, k, r):
                         continue
-                    occupant = s.room[i, room]
-                    bonus = 0.0
-                    if occupant >= 0:
-                        if not R.castle or k != r or occupant == q:
-                            continue
-                        bonus = expel
-                    elif R.kind[room] == GREEN and k != r:
-                        continue
+                    bonus = expel if s.room[i, room] >= 0 else 0.0  # hidden_castle: expelling
                     gain = base - room_points(R, room, s.spooky[i, q]) + bonus
                     if gain > best:
                         best = gain
-            gain_sum += best / 6.0
+            gain_sum += best / _FACES  # each number is one face of the die
         total -= opportunity * (1.0 if rooms_open else locked) * gain_sum
         if R.castle and w[11] != 0.0:
             total += w[11] * forced_exit_cost(s, R, i, q, reach, tail, capture, expel)
@@ -313,7 +303,7 @@ def forced_exit_cost(s, R, i, q, reach, tail, capture, expel):
     for place in range(R.num_places + 1):
         if s.stairs[i, q, place] > 0:
             in_cellar = True
-    hugo_sq = s.hugo[i] - R.hugo_stairs
+    hugo_sq = hugo_square(s.hugo, R, i)
     expected = 0.0
     for f in range(4):
         r = _NUMBERS[f]
@@ -322,34 +312,27 @@ def forced_exit_cost(s, R, i, q, reach, tail, capture, expel):
             if origin < R.num_rooms:
                 if s.room[i, origin] != q:
                     continue
-                first = R.door[origin]
-            else:
-                if not in_cellar:
-                    continue
-                first = R.arrow
+            elif not in_cellar:
+                continue
+            first, leave = walk_start(S, R.num_rooms, R.door, R.arrow, S + origin)
             for room in range(R.num_rooms):
                 if room == origin:
                     continue
-                k = (R.door[room] - first) % S + 2
-                if k > r:
+                k = entry_steps(R, first, leave, room)
+                if k > r or not may_enter(s.room, R, i, q, room, k, r):
                     continue
-                occupant = s.room[i, room]
                 cost = room_points(R, room, s.spooky[i, q])
-                if occupant >= 0:
-                    if k != r or occupant == q:
-                        continue
+                if s.room[i, room] >= 0:
                     cost -= expel
-                elif R.kind[room] == GREEN and k != r:
-                    continue
                 best = min(best, cost)
-            target = (first + r - 1) % S
+            target = walk_target(S, R.num_rooms, R.door, R.arrow, S + origin, r)
             if target == hugo_sq:
                 walk = capture
             else:
                 walk = capture * capture_risk(reach, tail, R.num_players, hugo_distance(s, R, i, target))
             best = min(best, walk)
         if best < 1e9:
-            expected += best / 6.0
+            expected += best / _FACES
     return expected
 
 

@@ -36,7 +36,16 @@ from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.evaluation import Weights, evaluate, weights_from
 from midnight_agents.expert import greedy_choices
 from midnight_env.agent import Agent, Decisions
-from midnight_env.dice import HUGO
+from midnight_env.dice import (
+    CHANCE_OUTCOMES,
+    DIE_FACES,
+    GOLDEN,
+    HUGO,
+    HUGO_PROBABILITY,
+    NUMBER_PROBABILITY,
+    NUMBERS,
+    mix64,
+)
 from midnight_env.engine import Engine
 from midnight_env.state import MOVE, ROLL, GameState
 
@@ -196,20 +205,18 @@ class SearchAgent(Agent):
 
 
 OWN_ROLL_POSITIONS = 24  # about four numbers times six moves: positions one own roll adds
-_OWN_FACES = np.array([1, 2, 4, 5, HUGO], np.int64)
-_OWN_PROBS = np.array([1 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 3])
-_NUMBERS = np.array([1, 2, 4, 5], np.int64)
-_DIE = np.array([1, 2, 4, 5, HUGO, HUGO], np.int64)
+_OWN_FACES = np.array([face for face, _ in CHANCE_OUTCOMES], np.int64)  # the die's five outcomes
+_OWN_PROBS = np.array([prob for _, prob in CHANCE_OUTCOMES])
+_NUMBERS = np.array(NUMBERS, np.int64)
+_DIE = np.array(DIE_FACES, np.int64)
 
 
 def _mix(seed: np.ndarray, level: int, code: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of (game seed, level, path) (splitmix64 finaliser)."""
+    """A 64-bit hash of (game seed, level, path) (splitmix64's finaliser)."""
     with np.errstate(over="ignore"):  # wrapping multiplication is the point
-        z = (seed.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-             + np.uint64(level) * np.uint64(0xBF58476D1CE4E5B9) + code.astype(np.uint64))
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+        z = (seed.astype(np.uint64) * GOLDEN + np.uint64(level) * np.uint64(0xBF58476D1CE4E5B9)
+             + code.astype(np.uint64))
+    return mix64(z)
 
 
 def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +226,7 @@ def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray) -> t
     order = np.argsort(keys, axis=1)
     sampled = _NUMBERS[order[np.arange(len(h)), np.clip(slot - 1, 0, 3)]]
     other_face = np.where(slot == 0, HUGO, sampled)
-    other_prob = np.where(slot == 0, 1 / 3, (2 / 3) / np.maximum(k, 1))
+    other_prob = np.where(slot == 0, HUGO_PROBABILITY, NUMBER_PROBABILITY / np.maximum(k, 1))
     # k = 0: one face drawn with the die's odds (Hugo 2 faces of 6), probability 1
     drawn = _DIE[((h >> np.uint64(11)) % np.uint64(6)).astype(np.int64)]
     other_face = np.where(k == 0, drawn, other_face)

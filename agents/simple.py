@@ -11,12 +11,17 @@ import numpy as np
 from numba import njit
 
 from midnight_agents.afterstates import pick_best
-from midnight_agents.evaluation import GREEN, RED, hugo_distance
+from midnight_agents.evaluation import hugo_distance
 from midnight_env.agent import Agent, Decisions
+from midnight_env.board import GREEN, RED
+from midnight_env.dice import NUMBERS
+from midnight_env.rules import entry_steps, hugo_speed, hugo_square, walk_target
 from midnight_env.state import PLACE
 
 RUNNER, COWARD, GREEN_HUNTER, PLACER = 0, 1, 2, 3
 SAFE = 1000  # distance standing for "Hugo cannot get there" (a room, the cellar)
+_IS_NUMBER = np.zeros(max(NUMBERS) + 1, np.bool_)  # _IS_NUMBER[k]: k is a number of the die
+_IS_NUMBER[list(NUMBERS)] = True
 
 
 @njit(cache=True)
@@ -41,8 +46,8 @@ def _green_chances(R, square, s, i):
     for q in range(R.num_rooms):
         if R.kind[q] != GREEN or s.room[i, q] >= 0:
             continue
-        k = (R.door[q] - square) % R.num_squares + 1
-        if k == 1 or k == 2 or k == 4 or k == 5:
+        k = entry_steps(R, square, 1, q)
+        if k < _IS_NUMBER.shape[0] and _IS_NUMBER[k]:
             n += 1
     return n
 
@@ -66,8 +71,8 @@ def _move_score(s, R, i, rule, action):
     if rule == PLACER:
         return 0.0  # moves at random: this agent isolates what placement is worth
     r = s.roll[i]
-    hugo_sq = s.hugo[i] - R.hugo_stairs  # negative while Hugo is on the stairs
-    speed = R.clock_speed[s.clock[i]] if R.castle else R.speed
+    hugo_sq = hugo_square(s.hugo, R, i)  # -1 while Hugo is on the stairs
+    speed = hugo_speed(s.clock, R, i)
     if action == R.num_actions - 1:  # pass (midnight_party): stand still with the last guest
         if rule == COWARD:
             for sq in range(S):
@@ -76,21 +81,12 @@ def _move_score(s, R, i, rule, action):
                     return SAFE * (1.0 if d > speed else 0.0) + (S + 10 - d) + 0.01 * d - 0.5
         return -500.0
     origin, dest = divmod(action - S, 1 + R.num_rooms)
-    if origin < S:
-        walk_to = (origin + r) % S
-        d_origin = hugo_distance(s, R, i, origin)
-        from_room = False
-    elif origin < S + R.num_rooms:
-        walk_to = (R.door[origin - S] + r - 1) % S
-        d_origin = SAFE
-        from_room = True
-    else:
-        walk_to = (R.arrow + r - 1) % S
-        d_origin = SAFE
-        from_room = False
+    walk_to = walk_target(S, R.num_rooms, R.door, R.arrow, origin, r)
+    d_origin = hugo_distance(s, R, i, origin) if origin < S else SAFE
+    from_room = S <= origin < S + R.num_rooms
     if dest > 0:
         q = dest - 1
-        steps = (R.door[q] - origin) % S + 1 if origin < S else 0
+        steps = entry_steps(R, origin, 1, q) if origin < S else 0
         if rule == RUNNER:
             return 1000.0 - steps - (500.0 if from_room else 0.0)
         if rule == COWARD:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from midnight_env.board import Board
+from midnight_env.rules import walk_target
 
 _MOVE = re.compile(r"^(g\d+|r\d+|cellar)>(g\d+|r\d+)$")
 
@@ -94,12 +95,9 @@ class ActionLayout:
         return "cellar"
 
     def walk_square(self, origin: int, roll: int) -> int:
-        """Gallery square a walk of ``roll`` steps from ``origin`` ends on (RULES.md section 6)."""
-        s, r = self.num_squares, self.num_rooms
-        if origin < s:
-            return (origin + roll) % s
-        first = self.board.door_square[origin - s] if origin < s + r else self.board.arrow_square
-        return int((first + roll - 1) % s)
+        """Gallery square a walk of ``roll`` steps from ``origin`` ends on (the rules' ``walk_target``)."""
+        b = self.board
+        return int(walk_target(b.num_squares, b.num_rooms, b.door_square, b.arrow_square, int(origin), int(roll)))
 
     def to_notation(self, action: int, roll: int = 0) -> str:
         """Record notation of an action; a walk needs the roll being decided."""

@@ -68,7 +68,7 @@ game, the offender receiving ``illegal_reward`` and the others 0 (PettingZoo's
 own spooky points (captures, red and green rooms, the wine cellar), so an episode's return is
 minus the points the agent collected (``hidden_castle`` counts from the start value 10).
 ``reward="rank"``: 0 until the end, then +1 for the winners (fewest points), -1 for the last,
-linearly by rank in between, ties sharing the better rank (``vector.rank_rewards``). Every agent
+linearly by rank in between, ties sharing the better rank (``scoring.rank_rewards``). Every agent
 receives its final reward through ``last()`` when it is selected after the end.
 
 **Episode end.** ``midnight_party``: after the last round; ``hidden_castle``: when the clock
@@ -103,24 +103,16 @@ from numba import njit
 from pettingzoo import AECEnv
 
 from midnight_env.actions import ActionError
-from midnight_env.config import ConfigError
 from midnight_env.engine import Engine
+from midnight_env.env_common import EnvOptions, check_render_mode, machine_code, observation_space
 from midnight_env.observation import encode_chunk, observation_layout
 from midnight_env.rules import step_serial
+from midnight_env.scoring import rank_rewards, ranks
+from midnight_env.seeds import SEED_LIMIT, check_seed, fresh_seed
 from midnight_env.state import OVER
-from midnight_env.vector import (
-    check_env_options,
-    check_seed,
-    final_ranks,
-    fresh_seed,
-    machine_code,
-    observation_space,
-    rank_rewards,
-)
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
-ILLEGAL_MODES = ("raise", "penalize")
 
 
 class OrderError(RuntimeError):
@@ -151,14 +143,9 @@ class MidnightEnv(AECEnv):
                  illegal_reward: float | None = None, render_size: int = 640, checks: bool = True,
                  **options: Any):
         super().__init__()
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ConfigError(f"render_mode={render_mode!r} is not allowed: allowed are None, "
-                              f"{', '.join(map(repr, RENDER_MODES))}")
-        check_env_options(reward, auto_forced)
-        if illegal not in ILLEGAL_MODES:
-            raise ConfigError(f"option illegal={illegal!r} is not allowed: allowed are {', '.join(ILLEGAL_MODES)}")
-        if isinstance(render_size, bool) or not isinstance(render_size, (int, np.integer)) or render_size < 64:
-            raise ConfigError(f"option render_size={render_size!r} is not allowed: allowed are integers >= 64")
+        check_render_mode(render_mode, list(RENDER_MODES))
+        self.options = EnvOptions(reward=reward, auto_forced=auto_forced, illegal=illegal,
+                                  illegal_reward=illegal_reward, render_size=render_size)
         self.engine = Engine(variant, num_players, **options)
         self.layout = self.engine.layout
         self.render_mode = render_mode
@@ -166,12 +153,9 @@ class MidnightEnv(AECEnv):
         self.reward_mode = reward
         self.auto_forced = bool(auto_forced)
         self.illegal = illegal
+        self.illegal_reward = self.options.penalty(self.engine)
         lay = observation_layout(self.engine)
         self._lay = lay
-        if illegal_reward is None:  # as bad as the worst game: a way out must never pay
-            worst = float(lay.high[lay.section("spooky")][0]) * lay.points_scale
-            illegal_reward = -1.0 if reward == "rank" else -float(np.ceil(worst))
-        self.illegal_reward = float(illegal_reward)
         self._checks = bool(checks)
         self.metadata = dict(self.metadata, name=f"{variant}_v{ENV_VERSION}")
 
@@ -208,7 +192,7 @@ class MidnightEnv(AECEnv):
             if self._seeder is None:
                 last = self.seed_used
                 self._seeder = np.random.default_rng(fresh_seed() if last is None else last)
-            game_seed = int(self._seeder.integers(2**62))
+            game_seed = int(self._seeder.integers(SEED_LIMIT))
         self.seed_used = game_seed
         eng = self.engine
         self.game_state = s = eng.new_games([game_seed])
@@ -324,7 +308,7 @@ class MidnightEnv(AECEnv):
         self._over = True
         truncated = bool(s.truncated[0])
         points = s.spooky[0:1]
-        ranks = final_ranks(points)[0]
+        rank = ranks(points)[0]
         if self.reward_mode == "rank":
             for name, r in zip(self.possible_agents, rank_rewards(points)[0]):
                 self.rewards[name] = float(r)
@@ -332,8 +316,8 @@ class MidnightEnv(AECEnv):
         for p, name in enumerate(self.possible_agents):
             self.terminations[name] = not truncated
             self.truncations[name] = truncated
-            self.infos[name] = {"spooky_points": int(points[0, p]), "rank": int(ranks[p]),
-                                "winner": bool(ranks[p] == 1)}
+            self.infos[name] = {"spooky_points": int(points[0, p]), "rank": int(rank[p]),
+                                "winner": bool(rank[p] == 1)}
         self._obs_agent = None
         self.agent_selection = self.agents[0]
 

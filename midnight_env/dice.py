@@ -18,6 +18,8 @@ HUGO = 0  # the Hugo face as the engine writes it
 DIE_FACES = (1, 2, 4, 5, HUGO, HUGO)  # six equally likely faces
 NUMBERS = (1, 2, 4, 5)  # the faces a player moves by
 CHANCE_OUTCOMES = ((1, 1 / 6), (2, 1 / 6), (4, 1 / 6), (5, 1 / 6), (HUGO, 1 / 3))  # (face, probability)
+HUGO_PROBABILITY = dict(CHANCE_OUTCOMES)[HUGO]  # per roll
+NUMBER_PROBABILITY = sum(p for face, p in CHANCE_OUTCOMES if face != HUGO)  # a number is rolled (2/3)
 FACE_NAMES = {1: 1, 2: 2, 4: 4, 5: 5, HUGO: "hugo"}  # face -> as records write it
 FACES_BY_NAME = {name: face for face, name in FACE_NAMES.items()}
 

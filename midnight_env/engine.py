@@ -21,9 +21,10 @@ import numpy as np
 from midnight_env import rules as K
 from midnight_env.actions import ActionError, ActionLayout
 from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
-from midnight_env.dice import CHANCE_OUTCOMES, HUGO, agent_streams
+from midnight_env.dice import CHANCE_OUTCOMES, HUGO
 from midnight_env.random_choice import random_legal_choices
-from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.scoring import ranks, winners
+from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
 from midnight_env.threads import task_size, threaded
 
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
@@ -198,20 +199,20 @@ class Engine:
         return random_legal_choices(state.legal, rng)
 
     def winners(self, state: GameState, i: int = 0) -> list[int]:
-        points = state.spooky[i]
-        return [int(p) for p in np.flatnonzero(points == points.min())]
+        """Seats of game ``i`` with the fewest points (``scoring.winners``)."""
+        return winners(state.spooky[i])
 
     def ranks(self, state: GameState) -> np.ndarray:
         """(B, N) finishing rank per seat, 1 = fewest points; ties share the better rank."""
-        pts = state.spooky
-        return 1 + (pts[:, None, :] < pts[:, :, None]).sum(axis=2)
+        return ranks(state.spooky)
 
     def hugo_square(self, state: GameState, i: int = 0) -> int:
-        h = int(state.hugo[i]) - self.rules.hugo_stairs
-        return h if h >= 0 else -1
+        """Gallery square Hugo stands on in game ``i``, or -1 while he is on the stairs."""
+        return int(K.hugo_square(state.hugo, self.rules, i))
 
     def speed(self, state: GameState, i: int = 0) -> int:
-        return int(self.rules.clock_speed[state.clock[i]]) if self.rules.castle else self.rules.speed
+        """Hugo's steps per move in game ``i`` (hidden_castle: by the clock)."""
+        return int(K.hugo_speed(state.clock, self.rules, i))
 
 
-__all__ = ["Engine", "ENGINE_VERSION", "agent_streams", "random_legal_choices", "threaded", "OVER", "ROLL", "MOVE", "PLACE", "HUGO"]
+__all__ = ["Engine", "ENGINE_VERSION"]

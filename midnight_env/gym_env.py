@@ -41,12 +41,12 @@ from midnight_env.agent import Agent, Decisions, decide
 from midnight_env.config import ConfigError
 from midnight_env.dice import agent_streams
 from midnight_env.engine import Engine
+from midnight_env.env_common import EnvOptions, check_render_mode, play_forced
 from midnight_env.observation import encode_observations, observation_layout
 from midnight_env.registry import make_agent
+from midnight_env.scoring import rank_rewards, ranks
+from midnight_env.seeds import SEED_LIMIT, check_seed
 from midnight_env.state import OVER
-from midnight_env.vector import check_env_options, check_seed, final_ranks, play_forced, rank_rewards
-
-ILLEGAL_MODES = ("raise", "penalize")
 
 
 def make_opponents(opponents: Any, num_players: int) -> list:
@@ -84,14 +84,6 @@ def check_seat(seat: Any, num_players: int) -> int | str:
     return int(seat)
 
 
-def default_illegal_reward(engine: Engine, reward: str) -> float:
-    """As bad as the worst game: -1 for ranks, minus the most points a player can collect."""
-    if reward == "rank":
-        return -1.0
-    lay = observation_layout(engine)
-    return -float(np.ceil(float(lay.high[lay.section("spooky")][0]) * lay.points_scale))
-
-
 class SingleAgentEnv(gymnasium.Env):
     """One learning seat of a game against opponent agents (see the module docstring)."""
 
@@ -102,11 +94,9 @@ class SingleAgentEnv(gymnasium.Env):
                  render_mode: str | None = None, reward: str = "points", auto_forced: bool = False,
                  illegal: str = "penalize", illegal_reward: float | None = None, render_size: int = 640,
                  **options: Any):
-        check_env_options(reward, auto_forced)
-        if illegal not in ILLEGAL_MODES:
-            raise ConfigError(f"option illegal={illegal!r} is not allowed: allowed are {', '.join(ILLEGAL_MODES)}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode={render_mode!r} is not allowed: allowed are None, 'ansi', 'rgb_array'")
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.options = EnvOptions(reward=reward, auto_forced=auto_forced, illegal=illegal,
+                                  illegal_reward=illegal_reward, render_size=render_size)
         self.engine = Engine(variant, num_players, **options)
         n = self.engine.num_players
         self.seat_option = check_seat(seat, n)
@@ -114,8 +104,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.reward_mode = reward
         self.auto_forced = bool(auto_forced)
         self.illegal = illegal
-        self.illegal_reward = (default_illegal_reward(self.engine, reward) if illegal_reward is None
-                               else float(illegal_reward))
+        self.illegal_reward = self.options.penalty(self.engine)
         self.render_mode = render_mode
         self.render_size = int(render_size)
         lay = observation_layout(self.engine)
@@ -131,7 +120,7 @@ class SingleAgentEnv(gymnasium.Env):
         if seed is not None:
             check_seed(seed)
         super().reset(seed=seed)  # seeds self.np_random: the source of game seeds and random seats
-        game_seed = seed if seed is not None else int(self.np_random.integers(2**62))
+        game_seed = seed if seed is not None else int(self.np_random.integers(SEED_LIMIT))
         if self.seat_option == "random":
             self.seat = int(self.np_random.integers(self.engine.num_players))
         self.seed_used = game_seed
@@ -228,7 +217,7 @@ class SingleAgentEnv(gymnasium.Env):
                 "action_mask": (s.legal[0].copy() if not self._over
                                 else np.zeros(self.action_space.n, np.int8))}
         if s.phase[0] == OVER:
-            rank = int(final_ranks(s.spooky[0:1])[0, self.seat])
+            rank = int(ranks(s.spooky[0:1])[0, self.seat])
             info.update(spooky_points=int(s.spooky[0, self.seat]), rank=rank, winner=rank == 1)
         return info
 

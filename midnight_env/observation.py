@@ -37,11 +37,13 @@ import numpy as np
 from numba import njit, prange
 
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
+from midnight_env.dice import NUMBERS
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 from midnight_env.threads import task_size, threaded  # one rule for every kernel
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
-ROLL_SLOT = np.array([0, 0, 1, 0, 2, 3], dtype=np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3
+ROLL_SLOT = np.zeros(max(NUMBERS) + 1, np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3
+ROLL_SLOT[list(NUMBERS)] = np.arange(len(NUMBERS))
 
 # offsets vector indices (``ObservationLayout.offsets``)
 _GALLERY, _SUPPLY, _ROOM, _STAIRS, _HUGO, _OPEN, _CLOCK, _SPEED, _SPOOKY, _ROUND, _PHASE, _ROLL, \
@@ -128,7 +130,7 @@ def _build_layout(engine) -> ObservationLayout:
         ("spooky", [f"spooky[{rel[j]}]" for j in range(n)]),
         ("round", [] if r.castle else ["round"]),
         ("phase", ["phase=place", "phase=move"]),
-        ("roll", [f"roll={k}" for k in (1, 2, 4, 5)]),
+        ("roll", [f"roll={k}" for k in NUMBERS]),
         ("to_move", [f"to_move={rel[j]}" for j in range(n)]),
         ("seat", [f"seat={p}" for p in range(n)]),
     ]

@@ -23,11 +23,9 @@ import numpy as np
 
 from midnight_env.board import GREEN, RED
 from midnight_env.config import CASTLE_START_POINTS, CLOCK_TIMES
-from midnight_env.dice import HUGO, seed_streams
+from midnight_env.dice import HUGO, NUMBERS, seed_streams
 from midnight_env.engine import Engine
 from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
-
-ROLL_NUMBERS = (1, 2, 4, 5)  # the die's number faces (Hugo is not a move roll)
 
 
 def _seat(engine: Engine, seat, where: str) -> int:
@@ -160,7 +158,7 @@ def make_position(engine: Engine, *, gallery: Mapping[int, Iterable[int]] | None
     s.round[0], s.rounds_done[0], s.rolls[0] = round, rounds_done, rolls
 
     if s.phase[0] == MOVE:
-        if roll not in ROLL_NUMBERS:
+        if roll not in NUMBERS:
             raise ValueError(f"roll={roll!r}: phase 'move' needs the number rolled, one of 1, 2, 4, 5")
         s.roll[0] = roll
     elif roll not in (None, 0):

@@ -19,7 +19,7 @@ from midnight_env.actions import ActionError
 from midnight_env.config import ConfigError, make_config
 from midnight_env.dice import FACES_BY_NAME, face_name
 from midnight_env.engine import Engine
-from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState
 
 FORMAT = "midnight-record/1"
 
@@ -58,7 +58,7 @@ class Recorder:
     def decisions(self, state: GameState, actions: np.ndarray) -> None:
         roll = state.roll
         for i in np.flatnonzero(((state.phase == PLACE) | (state.phase == MOVE)) & (actions >= 0)):
-            kind = "place" if state.phase[i] == PLACE else "move"
+            kind = PHASE_NAMES[state.phase[i]]  # event kinds are named like the phases
             self.events[i].append({"e": kind, "p": int(state.player[i]),
                                    "a": self.engine.layout.to_notation(int(actions[i]), int(roll[i])),
                                    "legal": self.engine.legal_notations(state, int(i))})
@@ -167,10 +167,10 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
             fail(f"{kind} event after the game ended", k)
         player = int(state.player[0])
         if ev.get("p") != player:
-            fail(f"{kind} by player {ev.get('p')!r}, but player {player} is to {('place', 'roll', 'move')[phase]}", k)
+            fail(f"{kind} by player {ev.get('p')!r}, but player {player} is to {PHASE_NAMES[phase]}", k)
         if kind == "roll":
             if phase != ROLL:
-                fail(f"roll, but the engine expects a {('place', 'roll', 'move')[phase]} decision", k)
+                fail(f"roll, but the engine expects a {PHASE_NAMES[phase]} decision", k)
             face = ev.get("face")
             if face not in FACES_BY_NAME or isinstance(face, bool):
                 fail(f"face {face!r} is not a die face: allowed are 1, 2, 4, 5, \"hugo\"", k)
@@ -179,7 +179,7 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
             continue
         expected = PLACE if kind == "place" else MOVE
         if phase != expected:
-            fail(f"{kind}, but the engine expects a {('place', 'roll', 'move')[phase]}", k)
+            fail(f"{kind}, but the engine expects a {PHASE_NAMES[phase]}", k)
         legal = eng.legal_notations(state, 0)
         if "legal" in ev:
             got = ev["legal"]
@@ -201,7 +201,7 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
         fail(f"missing round_end for round {rounds_seen + 1}", len(events))
     if state.phase[0] != OVER:
         fail(f"events end but the game is not over (player {state.player[0]} to "
-             f"{('place', 'roll', 'move')[state.phase[0]]})", len(events))
+             f"{PHASE_NAMES[state.phase[0]]})", len(events))
     points = [int(x) for x in state.spooky[0]]
     if rec["final_points"] != points:
         fail(f"final_points {rec['final_points']!r}, the engine has {points}", None)

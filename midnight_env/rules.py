@@ -175,25 +175,58 @@ def _occupied_squares(gallery, R, i, p):
 
 
 @njit(**_RULE)
-def _moves_from(room, legal, R, i, p, r, origin, start, extra, leaving, rooms_open):
+def walk_start(num_squares, num_rooms, door, arrow, origin):
+    """(square, leave) of a guest at ``origin`` (an origin of the action layout): the square its
+    steps count from, and how many steps it takes to be on the next gallery square. A gallery
+    guest counts from its square and its first step is onto the next one (leave 1); a room guest's
+    first step is onto its door square, a cellar guest's onto the arrow square (leave 2). A walk of
+    ``k`` steps then enters the room whose door is ``k - leave`` squares ahead of that square, and
+    ends ``k - leave + 1`` squares ahead (section 6)."""
+    if origin < num_squares:
+        return origin, 1
+    if origin < num_squares + num_rooms:
+        return door[origin - num_squares], 2
+    return arrow, 2
+
+
+@njit(**_RULE)
+def walk_target(num_squares, num_rooms, door, arrow, origin, r):
+    """Gallery square a walk of ``r`` steps from ``origin`` ends on."""
+    start, leave = walk_start(num_squares, num_rooms, door, arrow, origin)
+    return _ring(start + r + 1 - leave, num_squares)
+
+
+@njit(**_RULE)
+def entry_steps(R, start, leave, q):
+    """Steps a walk from ``start`` (see ``walk_start``) needs to enter room ``q``."""
+    return (R.door[q] - start) % R.num_squares + leave
+
+
+@njit(**_RULE)
+def may_enter(room, R, i, p, q, k, r):
+    """Whether a guest of ``p`` whose walk of ``k`` steps (k <= r) reaches room ``q`` may enter it
+    with the number ``r`` (section 6): a free room, a green one only with the exact roll; an
+    occupied one never, but in hidden_castle another player's guest is expelled by the exact roll."""
+    occupant = room[i, q]
+    if occupant < 0:
+        return R.kind[q] != GREEN or k == r
+    return R.castle and k == r and occupant != p
+
+
+@njit(**_RULE)
+def _moves_from(room, legal, R, i, p, r, origin, start, leave, leaving, rooms_open):
     """The moves of one origin (a walk, and rooms within ``r`` steps) into ``legal[i]``; returns
-    how many. A walk of ``k`` steps from ``start`` enters the room whose door is ``k - extra``
-    squares ahead."""
+    how many. A walk of ``k`` steps from ``start`` enters the room whose door is ``k - leave``
+    squares ahead (``walk_start``)."""
     base = R.num_squares + origin * (1 + R.num_rooms)
     legal[i, base] = 1  # the walk is always possible
     n = 1
     if not rooms_open:
         return n
-    for k in range(extra, r + 1):
-        q = R.room_at[_ring(start + k - extra, R.num_squares)]
-        if q < 0 or q == leaving:
+    for k in range(leave, r + 1):
+        q = R.room_at[_ring(start + k - leave, R.num_squares)]
+        if q < 0 or q == leaving or not may_enter(room, R, i, p, q, k, r):
             continue
-        occupant = room[i, q]
-        if occupant < 0:
-            if R.kind[q] == GREEN and k != r:
-                continue  # green rooms need the exact roll
-        elif not R.castle or k != r or occupant == p:
-            continue  # occupied: hidden_castle expels another player's guest with the exact roll
         legal[i, base + 1 + q] = 1
         n += 1
     return n
@@ -387,15 +420,13 @@ def apply_move(gallery, room, stairs, spooky, hugo, roll, R, i, p, action):
     origin = (action - R.num_squares) // width
     dest = (action - R.num_squares) % width
     # leave the origin; `target` is the square the walk ends on
+    target = walk_target(R.num_squares, R.num_rooms, R.door, R.arrow, origin, r)
     if origin < R.num_squares:
         gallery[i, p, origin] -= 1
-        target = _ring(origin + r, R.num_squares)
     elif origin < R.num_squares + R.num_rooms:
         room[i, origin - R.num_squares] = -1
-        target = _ring(R.door[origin - R.num_squares] + r - 1, R.num_squares)
     else:
         stairs[i, p, top_cellar_place(stairs, R, i, p)] -= 1
-        target = _ring(R.arrow + r - 1, R.num_squares)
     if dest == 0:  # walk: ending on Hugo's square is a capture at once
         if hugo_square(hugo, R, i) == target:
             _capture_walker(stairs, spooky, R, i, p)

@@ -53,102 +53,19 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import typeof
 
 from midnight_env import specialize, vector_kernels
 from midnight_env.actions import ActionError
 from midnight_env.config import CASTLE_START_POINTS, ConfigError
 from midnight_env.engine import Engine
+from midnight_env.env_common import EnvOptions, machine_code, observation_space, play_forced
 from midnight_env.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
+from midnight_env.scoring import rank_rewards
+from midnight_env.seeds import check_seed, fresh_seed
 from midnight_env.state import GameState
 from midnight_env.threads import task_size, threaded
-from midnight_env.vector_kernels import forced_actions
 
-REWARDS = ("points", "rank")
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
-
-
-# ---------------------------------------------------------------------------------------------
-# pieces shared by every env of the package (PettingZoo, Gymnasium, vector, SB3)
-
-
-def check_env_options(reward: str, auto_forced: bool) -> None:
-    """ConfigError naming a bad env option (rule options are checked by the engine)."""
-    if reward not in REWARDS:
-        raise ConfigError(f"option reward={reward!r} is not allowed: allowed are {', '.join(REWARDS)}")
-    if not isinstance(auto_forced, (bool, np.bool_)):
-        raise ConfigError(f"option auto_forced={auto_forced!r} is not allowed: allowed are True, False")
-
-
-def rank_rewards(points: np.ndarray) -> np.ndarray:
-    """(B, N) float32 end-of-game rewards from final spooky points (B, N).
-
-    Winners (fewest points) get +1, the last (most points) -1, the others linearly in between by
-    their rank, ties sharing the better rank: ``1 - 2*(rank-1)/(N-1)``. Tied last players all get
-    -1; when everybody ties, everybody wins (+1). A solo game pays +1.
-    """
-    points = np.asarray(points)
-    n = points.shape[1]
-    if n == 1:
-        return np.ones(points.shape, np.float32)
-    better = (points[:, None, :] < points[:, :, None]).sum(axis=2)  # players with fewer points
-    out = (1.0 - 2.0 * better / (n - 1)).astype(np.float32)
-    best = points == points.min(axis=1, keepdims=True)
-    out[(points == points.max(axis=1, keepdims=True)) & ~best] = -1.0
-    out[best] = 1.0
-    return out
-
-
-def final_ranks(points: np.ndarray) -> np.ndarray:
-    """(B, N) rank per seat, 1 = fewest points; ties share the better rank."""
-    return 1 + (points[:, None, :] < points[:, :, None]).sum(axis=2)
-
-
-def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
-    """Play every decision with exactly one legal choice until none is left; (B,) count per game."""
-    b = state.batch_size
-    buffer = np.empty(b, np.int64) if buffer is None else buffer
-    played = np.zeros(b, np.int64)
-    while forced_actions(state.legal, buffer):
-        played += buffer >= 0
-        engine.step(state, buffer, check=False)
-    return played
-
-
-def machine_code(kernel, *args):
-    """``kernel`` compiled for these argument types, callable without numba's per-call type
-    dispatch, which for a ``GameState`` (a tuple of 20 arrays) costs more than stepping a small
-    batch. Only for arrays an env owns, whose types never change: the compiled code trusts them."""
-    try:
-        sig = tuple(typeof(a) for a in args)
-        kernel.compile(sig)
-        return kernel.overloads[sig].entry_point
-    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
-        return kernel
-
-
-def observation_space(engine: Engine) -> spaces.Dict:
-    """The observation space of one game: ``{"observation": Box (D,), "action_mask": Box (A,) int8}``."""
-    lay = observation_layout(engine)
-    return spaces.Dict({
-        "observation": spaces.Box(lay.low, lay.high, dtype=np.float32),
-        "action_mask": spaces.Box(0, 1, (engine.num_actions,), dtype=np.int8),
-    })
-
-
-def check_seed(seed: Any, what: str = "seed") -> int:
-    """A seed as a Python int in the engine's range, or ValueError naming it."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**62:
-        raise ValueError(f"{what} {seed!r} is not allowed: allowed are integers 0..2**62-1 or None")
-    return int(seed)
-
-
-def fresh_seed() -> int:
-    """A random seed for callers that gave none (from the operating system's entropy)."""
-    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -161,7 +78,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                  copy: bool = True, check: bool = True, **options: Any):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ConfigError(f"num_envs={num_envs!r} is not allowed: allowed are integers >= 1")
-        check_env_options(reward, auto_forced)
+        EnvOptions(reward=reward, auto_forced=auto_forced)  # checks them
         self.engine = Engine(variant, num_players, **options)
         self.num_envs = int(num_envs)
         self.num_players = self.engine.num_players
@@ -372,5 +289,4 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 f"reward={self.reward_mode!r})")
 
 
-__all__ = ["VectorEnv", "machine_code", "rank_rewards", "final_ranks", "play_forced", "forced_actions", "observation_space",
-           "check_env_options", "REWARDS"]
+__all__ = ["VectorEnv", "VECTOR_ENV_VERSION"]

@@ -16,6 +16,7 @@ from numba import njit, prange
 from midnight_env.config import Rules
 from midnight_env.observation import encode_chunk
 from midnight_env.rules import advance_games, reset_game
+from midnight_env.scoring import seat_rank
 from midnight_env.state import MOVE, OVER, PLACE, GameState
 
 
@@ -116,9 +117,8 @@ def _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv
 @njit(cache=True)
 def _list_ended(terminated, truncated, spooky, ended, ended_points, ended_ranks):
     """The games that ended, in order, into the first rows of ``ended`` (their indices),
-    ``ended_points`` and ``ended_ranks`` (``vector.final_ranks``, computed here: 1 = fewest
-    points, ties share the better rank), from ``spooky``, which they still hold (they restart
-    after this); returns how many."""
+    ``ended_points`` and ``ended_ranks`` (``scoring.seat_rank``), from ``spooky``, which they still
+    hold (they restart after this); returns how many."""
     k = 0
     n = spooky.shape[1]
     for i in range(terminated.shape[0]):
@@ -126,10 +126,7 @@ def _list_ended(terminated, truncated, spooky, ended, ended_points, ended_ranks)
             ended[k] = i
             for p in range(n):
                 ended_points[k, p] = spooky[i, p]
-                better = 0
-                for q in range(n):
-                    better += spooky[i, q] < spooky[i, p]
-                ended_ranks[k, p] = 1 + better
+                ended_ranks[k, p] = seat_rank(spooky, i, p)
             k += 1
     return k
 

@@ -1,0 +1,46 @@
+"""Game seeds: one range everywhere, checked once.
+
+A game is fixed by its seed and its decisions (the dice stream starts from the seed alone). Seeds
+are integers 0..2**62-1: sums like ``seed + game index`` and ``seed + k * batch`` (the vector env's
+restarts) then stay inside int64, the engine's seed type, for any realistic run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+SEED_LIMIT = 2**62  # seeds are 0..SEED_LIMIT-1
+SEED_RANGE = "integers 0..2**62-1"  # the allowed seeds in words, for error messages
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """``seed`` as a Python int, or ValueError naming it and the allowed range."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"{what} {seed!r} is not allowed: allowed are {SEED_RANGE}")
+    return int(seed)
+
+
+def check_seeds(seeds: Any, what: str = "seed") -> np.ndarray:
+    """Seeds as a 1-D int64 array, or ValueError naming the first bad one (a float, a bool, one out
+    of range)."""
+    values = np.asarray(seeds)
+    if values.dtype == object or values.dtype.kind not in "iu":
+        flat = values.reshape(-1)
+        for k, seed in enumerate(flat.tolist()):
+            check_seed(seed, f"{what} {k}" if flat.size > 1 else what)
+        if values.dtype.kind not in "iu" and flat.size:  # e.g. a float array of whole numbers
+            raise ValueError(f"{what}s of dtype {values.dtype} are not allowed: allowed are {SEED_RANGE}")
+    values = values.reshape(-1)
+    bad = (values < 0) | (values >= SEED_LIMIT) if values.dtype.kind == "i" else values >= SEED_LIMIT
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        where = f" (at {k})" if values.size > 1 else ""
+        raise ValueError(f"{what} {int(values[k])}{where} is not allowed: allowed are {SEED_RANGE}")
+    return values.astype(np.int64)
+
+
+def fresh_seed() -> int:
+    """A random seed for callers that gave none (from the operating system's entropy)."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
