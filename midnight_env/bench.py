@@ -55,7 +55,8 @@ def numba_threads() -> int:
 def machine_description() -> str:
     import numba
 
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, "
             f"numpy {np.__version__}, numba {numba.__version__}")
 
 

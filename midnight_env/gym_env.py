@@ -72,7 +72,8 @@ def make_opponents(opponents: Any, num_players: int) -> list:
                 built[spec] = make_agent(spec)
             result.append(built[spec])
         else:
-            raise ConfigError(f"opponent {spec!r} is neither an agent spec (str) nor an Agent (midnight_env.agent.Agent)")
+            raise ConfigError(f"opponent {spec!r} is neither an agent spec (str) nor an Agent "
+                              "(midnight_env.agent.Agent)")
     return result
 
 

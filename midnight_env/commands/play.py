@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
             face = int(engine.apply_roll(state)[0])
             who = "you" if p == args.seat else f"player {p}"
             if face_name(face) == "hugo":
-                out(f"{who} rolled Hugo: he moves to {engine.hugo_square(state) if engine.hugo_square(state) >= 0 else 'the stairs'}")
+                square = engine.hugo_square(state)
+                out(f"{who} rolled Hugo: he moves to {square if square >= 0 else 'the stairs'}")
             elif state.phase[0] != MOVE or int(state.player[0]) != p:
                 out(f"{who} rolled {face}: no legal move")
             continue

@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         if out is not None:
             out.close()
     elapsed = time.perf_counter() - start
-    print(f"{engine.variant}, {n_players} players, {args.games} games, seeds {args.seed}..{args.seed + args.games - 1}, "
+    print(f"{engine.variant}, {n_players} players, {args.games} games, "
+          f"seeds {args.seed}..{args.seed + args.games - 1}, "
           f"options {engine.config.options}")
     print(f"{'seat':>4}  {'agent':<20}{'mean points':>12}{'± 95%':>8}{'win rate':>10}")
     for seat in range(n_players):
