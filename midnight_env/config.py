@@ -37,6 +37,20 @@ class ConfigError(ValueError):
     """An unknown variant, a player count or option out of range."""
 
 
+class UnknownOptionError(ConfigError, TypeError):
+    """An option name the variant does not know. A TypeError too, as Python raises for an unknown
+    keyword argument: libraries that pass extra keywords to an env (TorchRL's ``GymEnv``) drop
+    them on a TypeError."""
+
+
+def check_option_names(variant: str, names) -> None:
+    """UnknownOptionError for the first of ``names`` that is not a rule option of ``variant``."""
+    known = VARIANT_OPTIONS[variant]
+    for name in names:
+        if name not in known:
+            raise UnknownOptionError(f"unknown option {name!r} for variant {variant}: allowed are {', '.join(known)}")
+
+
 class Rules(NamedTuple):
     """Everything the compiled rules need, as plain numbers and arrays (one per batch)."""
 
@@ -69,6 +83,8 @@ class GameConfig:
     num_players: int
     options: dict[str, Any] = field(hash=False)  # every option of the variant, defaults filled in
     board: Board = field(hash=False, repr=False)
+    custom_board: bool = False  # a board other than the variant's own (Python API only: records,
+    #                             tournaments and the command line play the variant's own board)
 
     @property
     def castle(self) -> bool:
@@ -144,10 +160,7 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
             or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
         raise ConfigError(f"num_players={num_players!r} is out of range: allowed are {MIN_PLAYERS}..{MAX_PLAYERS}")
     num_players = int(num_players)
-    known = VARIANT_OPTIONS[variant]
-    for name in options:
-        if name not in known:
-            raise ConfigError(f"unknown option {name!r} for variant {variant}: allowed are {', '.join(known)}")
+    check_option_names(variant, options)
     board_obj = board if isinstance(board, Board) else load_board(board or variant)
     num_squares = board_obj.num_squares
 
@@ -168,4 +181,5 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
             raise ConfigError(f"option rounds={rounds!r} is out of range: allowed are integers 1..99 "
                               "or 'players' (as many rounds as players)") from None
     resolved["max_turns"] = _int_option("max_turns", options.get("max_turns", 2000), 1, 10_000_000)
-    return GameConfig(variant=variant, num_players=num_players, options=resolved, board=board_obj)
+    return GameConfig(variant=variant, num_players=num_players, options=resolved, board=board_obj,
+                      custom_board=board is not None and board != variant)

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from midnight_env.actions import ActionError
-from midnight_env.config import ConfigError, make_config
+from midnight_env.config import VARIANTS, ConfigError, check_option_names, make_config
 from midnight_env.dice import FACES_BY_NAME, face_name
 from midnight_env.engine import Engine
 from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState
@@ -118,8 +118,10 @@ class ReplayResult:
 
 
 def engine_for_record(rec: dict, line: int | None) -> Engine:
+    """The engine a record's set-up asks for; RecordError names a missing field or a bad set-up.
+    A record plays on its variant's own board: its options are the variant's rule options only."""
     if not isinstance(rec, dict):
-        raise RecordError("a record must be a JSON object", line)
+        raise RecordError(f"a record must be a JSON object, got {type(rec).__name__}", line)
     if rec.get("format") != FORMAT:
         raise RecordError(f"format {rec.get('format')!r} is not {FORMAT!r}", line)
     for key in ("variant", "num_players", "options", "events", "final_points", "winners", "truncated"):
@@ -128,13 +130,19 @@ def engine_for_record(rec: dict, line: int | None) -> Engine:
     if not isinstance(rec["options"], dict) or not isinstance(rec["events"], list):
         raise RecordError("'options' must be an object and 'events' a list", line)
     try:
+        if rec["variant"] in VARIANTS:
+            check_option_names(rec["variant"], rec["options"])
         return Engine(make_config(rec["variant"], rec["num_players"], **rec["options"]))
-    except ConfigError as err:
+    except (ConfigError, TypeError) as err:
         raise RecordError(str(err), line) from None
 
 
+_MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError)  # of odd JSON values
+
+
 def replay_record(rec: dict, line: int | None = None, engine: Engine | None = None) -> ReplayResult:
-    """Replay one record against the engine; RecordError on the first disagreement."""
+    """Replay one record against the engine; RecordError on the first disagreement, naming the
+    line and the event (a malformed value too: any JSON is refused with a message, never a crash)."""
     eng = engine or engine_for_record(rec, line)
     state = eng.new_games([0])
     rounds_seen = 0
@@ -145,58 +153,66 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
         raise RecordError(msg, line, k)
 
     for k, ev in enumerate(events):
-        if not isinstance(ev, dict) or "e" not in ev:
-            fail(f"event {ev!r} is not an object with 'e'", k)
-        kind = ev["e"]
-        phase = int(state.phase[0])
-        if rounds_seen < int(state.rounds_done[0]) and kind != "round_end":
-            fail(f"expected round_end for round {rounds_seen + 1}, got {kind!r}", k)
-        if kind == "round_end":
-            if rounds_seen >= int(state.rounds_done[0]):
-                fail(f"round_end {ev.get('round')!r} but no round has ended here", k)
-            rounds_seen += 1
-            if ev.get("round") != rounds_seen:
-                fail(f"round_end names round {ev.get('round')!r}, the engine ended round {rounds_seen}", k)
-            points = [int(x) for x in state.spooky[0]]
-            if ev.get("points") != points:
-                fail(f"round {rounds_seen} points {ev.get('points')!r}, the engine has {points}", k)
-            continue
-        if kind not in ("place", "roll", "move"):
-            fail(f"unknown event kind {kind!r}: allowed are place, roll, move, round_end", k)
-        if phase == OVER:
-            fail(f"{kind} event after the game ended", k)
-        player = int(state.player[0])
-        if ev.get("p") != player:
-            fail(f"{kind} by player {ev.get('p')!r}, but player {player} is to {PHASE_NAMES[phase]}", k)
-        if kind == "roll":
-            if phase != ROLL:
-                fail(f"roll, but the engine expects a {PHASE_NAMES[phase]} decision", k)
-            face = ev.get("face")
-            if face not in FACES_BY_NAME or isinstance(face, bool):
-                fail(f"face {face!r} is not a die face: allowed are 1, 2, 4, 5, \"hugo\"", k)
-            eng.apply_roll(state, [FACES_BY_NAME[face]])
-            n_roll += 1
-            continue
-        expected = PLACE if kind == "place" else MOVE
-        if phase != expected:
-            fail(f"{kind}, but the engine expects a {PHASE_NAMES[phase]}", k)
-        legal = eng.legal_notations(state, 0)
-        if "legal" in ev:
+        try:
+            if not isinstance(ev, dict) or "e" not in ev:
+                fail(f"event {as_text(ev)[:80]} is not an object with 'e'", k)
+            kind = ev["e"]
+            phase = int(state.phase[0])
+            if rounds_seen < int(state.rounds_done[0]) and kind != "round_end":
+                fail(f"expected round_end for round {rounds_seen + 1}, got {kind!r}", k)
+            if kind == "round_end":
+                if rounds_seen >= int(state.rounds_done[0]):
+                    fail(f"round_end {ev.get('round')!r} but no round has ended here", k)
+                rounds_seen += 1
+                if ev.get("round") != rounds_seen:
+                    fail(f"round_end names round {ev.get('round')!r}, the engine ended round {rounds_seen}", k)
+                points = [int(x) for x in state.spooky[0]]
+                if ev.get("points") != points:
+                    fail(f"round {rounds_seen} points {ev.get('points')!r}, the engine has {points}", k)
+                continue
+            if kind not in ("place", "roll", "move"):
+                fail(f"unknown event kind {kind!r}: allowed are place, roll, move, round_end", k)
+            if phase == OVER:
+                fail(f"{kind} event after the game ended", k)
+            player = int(state.player[0])
+            if ev.get("p") != player or isinstance(ev.get("p"), bool):
+                fail(f"{kind} by player {ev.get('p')!r}, but player {player} is to {PHASE_NAMES[phase]}", k)
+            if kind == "roll":
+                if phase != ROLL:
+                    fail(f"roll, but the engine expects a {PHASE_NAMES[phase]} decision", k)
+                face = ev.get("face")
+                if isinstance(face, (bool, float, list, dict)) or face not in FACES_BY_NAME:
+                    fail(f"face {face!r} is not a die face: allowed are 1, 2, 4, 5, \"hugo\"", k)
+                eng.apply_roll(state, [FACES_BY_NAME[face]])
+                n_roll += 1
+                continue
+            expected = PLACE if kind == "place" else MOVE
+            if phase != expected:
+                fail(f"{kind}, but the engine expects a {PHASE_NAMES[phase]}", k)
+            legal = eng.legal_notations(state, 0)
+            if "legal" not in ev:
+                fail(f"{kind} without 'legal': RECORDS.md lists the legal choices on every decision", k)
             got = ev["legal"]
-            if not isinstance(got, list) or len(set(got)) != len(got):
-                fail("'legal' must be a list without duplicates", k)
+            if not isinstance(got, list) or not all(isinstance(x, str) for x in got) or len(set(got)) != len(got):
+                fail("'legal' must be a list of choices in record notation, without duplicates", k)
             if set(got) != set(legal):
                 missing = sorted(set(legal) - set(got))
                 extra = sorted(set(got) - set(legal))
                 fail(f"legal set differs: engine also allows {missing}, record also lists {extra}", k)
-        try:
-            action = eng.layout.from_notation(str(ev.get("a")), int(state.roll[0]))
-        except ActionError as err:
-            fail(str(err), k)
-        if not state.legal[0, action]:
-            fail(f"{ev.get('a')!r} is not legal here; legal: {', '.join(sorted(legal))}", k)
-        eng.apply_action(state, [action], check=False)
-        n_dec += 1
+            if not isinstance(ev.get("a"), str):
+                fail(f"choice 'a' {ev.get('a')!r} is not a choice in record notation", k)
+            try:
+                action = eng.layout.from_notation(ev["a"], int(state.roll[0]))
+            except ActionError as err:
+                fail(str(err), k)
+            if not state.legal[0, action]:
+                fail(f"{ev.get('a')!r} is not legal here; legal: {', '.join(sorted(legal))}", k)
+            eng.apply_action(state, [action], check=False)
+            n_dec += 1
+        except RecordError:
+            raise
+        except (*_MALFORMED, RecursionError) as err:
+            fail(f"malformed event ({type(err).__name__}: {err})", k)
     if rounds_seen < int(state.rounds_done[0]):
         fail(f"missing round_end for round {rounds_seen + 1}", len(events))
     if state.phase[0] != OVER:
@@ -205,35 +221,69 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
     points = [int(x) for x in state.spooky[0]]
     if rec["final_points"] != points:
         fail(f"final_points {rec['final_points']!r}, the engine has {points}", None)
-    if sorted(rec["winners"]) != eng.winners(state, 0):
-        fail(f"winners {rec['winners']!r}, the engine has {eng.winners(state, 0)}", None)
-    if bool(rec["truncated"]) != bool(state.truncated[0]):
+    winners, got = eng.winners(state, 0), rec["winners"]
+    if not isinstance(got, list) or not all(type(x) is int for x in got) or sorted(got) != winners:
+        fail(f"winners {got!r}, the engine has {winners}", None)
+    if not isinstance(rec["truncated"], bool) or rec["truncated"] != bool(state.truncated[0]):
         fail(f"truncated {rec['truncated']!r}, the engine has {bool(state.truncated[0])}", None)
     return ReplayResult(rec, state, n_dec, n_roll)
 
 
-def read_records(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, record) for every non-empty line; RecordError for a line that is not JSON."""
-    with open(path, encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
+def read_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) for every non-empty line of a JSON Lines file, where a line that is
+    not a record gives a :class:`RecordError` saying why in place of the record (so that a reader
+    may report it and go on)."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                yield number, RecordError(f"not UTF-8 text (byte {err.start + 1} of the line)", number)
+                continue
             if not text.strip():
                 continue
             try:
                 yield number, json.loads(text)
             except json.JSONDecodeError as err:
-                raise RecordError(f"not valid JSON ({err.msg} at column {err.colno})", number) from None
+                yield number, RecordError(f"not valid JSON ({err.msg} at column {err.colno})", number)
+            except RecursionError:
+                yield number, RecordError("not a record: its JSON is nested too deeply", number)
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) for every non-empty line; RecordError at the first line that is not JSON."""
+    for number, rec in read_lines(path):
+        if isinstance(rec, RecordError):
+            raise rec
+        yield number, rec
+
+
+def replay_lines(path: str | Path) -> Iterator[tuple[int, ReplayResult | RecordError]]:
+    """(line number, replay or the RecordError naming what is wrong) for every record of a file."""
+    engines: dict[str, Engine] = {}
+    for number, rec in read_lines(path):
+        if isinstance(rec, RecordError):
+            yield number, rec
+            continue
+        try:
+            key = json.dumps([rec.get("variant"), rec.get("num_players"), rec.get("options")], sort_keys=True) \
+                if isinstance(rec, dict) else ""
+            if key not in engines:
+                engines[key] = engine_for_record(rec, number)
+            yield number, replay_record(rec, number, engines[key])
+        except RecordError as err:
+            yield number, err
+        except (*_MALFORMED, RecursionError) as err:
+            yield number, RecordError(f"malformed record ({type(err).__name__}: {err})", number)
 
 
 def replay_file(path: str | Path) -> list[ReplayResult]:
     """Replay every record of a JSON Lines file; RecordError at the first bad one."""
-    engines: dict[str, Engine] = {}
     results = []
-    for number, rec in read_records(path):
-        key = json.dumps([rec.get("variant"), rec.get("num_players"), rec.get("options")], sort_keys=True) \
-            if isinstance(rec, dict) else ""
-        if key not in engines:
-            engines[key] = engine_for_record(rec, number)
-        results.append(replay_record(rec, number, engines[key]))
+    for _, result in replay_lines(path):
+        if isinstance(result, RecordError):
+            raise result
+        results.append(result)
     return results
 
 

@@ -67,7 +67,7 @@ def test_replay_names_line_and_event_of_a_bad_record(tmp_path, capsys):
     lines[1] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n")
     code, out, err = run_cli(capsys, "replay", str(path))
-    assert code == 1
+    assert code == 2  # bad input, as README promises
     assert f"line 2, event {k}" in err and "face 3" in err
 
 
@@ -110,7 +110,7 @@ def test_bad_json_line_in_a_record_file(tmp_path, capsys):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"format": "midnight-record/1"\n')
     code, _, err = run_cli(capsys, "replay", str(path))
-    assert code == 1 and "line 1" in err and "JSON" in err
+    assert code == 2 and "line 1" in err and "JSON" in err
 
 
 def test_the_installed_command_exits_without_traceback():

@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from midnight_env.config import VARIANTS
+from midnight_env.config import VARIANTS, check_option_names
 from midnight_env.engine import Engine
 from midnight_env.registry import make_agent, split_specs
 
@@ -15,14 +15,21 @@ class UsageError(ValueError):
     """Bad command-line input that no other error type names."""
 
 
-def parse_set_options(pairs: list[str] | None) -> dict:
-    """``--set key=value`` pairs as a dict; values stay strings (make_config converts them)."""
+def parse_set_options(pairs: list[str] | None, variant: str | None = None) -> dict:
+    """``--set key=value`` pairs as a dict; values stay strings (make_config converts them). Only
+    the rule options of ``variant`` are allowed (the variant, the player count and the board have
+    their own flags, or are not for the command line)."""
     options = {}
     for pair in pairs or []:
         key, eq, value = pair.partition("=")
+        key = key.strip()
         if not eq or not key:
             raise UsageError(f"--set {pair!r} must be option=value")
-        options[key.strip()] = value.strip()
+        if key in options:
+            raise UsageError(f"--set {key}=... is given twice: give each option once")
+        options[key] = value.strip()
+    if variant in VARIANTS:  # (an unknown variant is named by make_config)
+        check_option_names(variant, options)
     return options
 
 
@@ -36,7 +43,7 @@ def add_game_arguments(parser: argparse.ArgumentParser, players_default: int = 4
 
 
 def engine_from_args(args: argparse.Namespace) -> Engine:
-    return Engine(args.variant, args.players, **parse_set_options(args.options))
+    return Engine(args.variant, args.players, **parse_set_options(args.options, args.variant))
 
 
 def seat_agents(spec: str, num_players: int) -> list[str]:

@@ -9,9 +9,9 @@ import numpy as np
 
 from midnight_env.agent import Decisions, decide
 from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
-from midnight_env.dice import agent_streams, face_name
+from midnight_env.dice import FACES_BY_NAME, agent_streams, face_name
 from midnight_env.engine import Engine
-from midnight_env.records import RecordError, engine_for_record, read_records, replay_record
+from midnight_env.records import RecordError, engine_for_record, read_lines, replay_record
 from midnight_env.state import MOVE, PLACE, ROLL
 
 
@@ -61,16 +61,20 @@ def show_game(engine: Engine, agents, lineup, seed: int, delay: float = 0.0, col
 
 
 def show_record(path: str, line: int, delay: float = 0.0, color: bool = True, out=print) -> None:
-    for number, rec in read_records(path):
+    """Draw the record on line ``line`` of ``path`` move by move, after replaying it (a bad record
+    is refused, naming its line and event, before anything is drawn)."""
+    for number, rec in read_lines(path):
         if number != line:
             continue
+        if isinstance(rec, RecordError):
+            raise rec
         engine = engine_for_record(rec, number)
         replay_record(rec, number, engine)  # refuse a bad record before drawing anything
         state = engine.new_games([0])
         _frame(engine, state, "set-up", color, delay, out)
         for ev in rec["events"]:
             if ev["e"] == "roll":
-                engine.apply_roll(state, [0 if ev["face"] == "hugo" else ev["face"]])
+                engine.apply_roll(state, [FACES_BY_NAME[ev["face"]]])
                 _frame(engine, state, f"player {ev['p']} rolled {ev['face']}", color, delay, out)
             elif ev["e"] in ("place", "move"):
                 engine.apply_action(state, [engine.layout.from_notation(ev["a"], int(state.roll[0]))])
