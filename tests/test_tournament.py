@@ -157,7 +157,7 @@ def test_extending_and_resuming_adds_only_missing_games(tmp_path):
     config = make_tournament_config("midnight_party", 2, FAST, seed=5)
     db = tmp_path / "t.sqlite"
     run_tournament(config, 10, db=db, batch_size=4, progress=False)
-    with pytest.raises(TournamentError, match="already holds 10 of 16 games.*--resume"):
+    with pytest.raises(TournamentError, match="already holds 10 of 16 games.*pass resume=True"):
         run_tournament(config, 16, db=db, progress=False)
     run = run_tournament(config, 16, db=db, resume=True, batch_size=4, progress=False)
     assert run.played == 6 and _count(db) == 16
@@ -222,7 +222,7 @@ def test_other_configuration_is_refused_without_resume(tmp_path):
     run_tournament(first, 4, db=db, progress=False)
     other = make_tournament_config("midnight_party", 2, FAST, seed=2)
     before = _digest(db)
-    with pytest.raises(TournamentError, match="another tournament configuration.*--resume"):
+    with pytest.raises(TournamentError, match="another tournament configuration.*pass resume=True"):
         run_tournament(other, 4, db=db, progress=False)
     assert _digest(db) == before
     run_tournament(other, 4, db=db, resume=True, progress=False)  # consent: both live in the file
@@ -230,7 +230,8 @@ def test_other_configuration_is_refused_without_resume(tmp_path):
         assert conn.execute("SELECT COUNT(DISTINCT config_hash) FROM games").fetchone()[0] == 2
 
 
-@pytest.mark.parametrize("content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000])
+@pytest.mark.parametrize("content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000],
+                         ids=["text", "damaged-sqlite"])
 def test_corrupt_database_is_refused_and_left_alone(tmp_path, content, capsys):
     db = tmp_path / "bad.sqlite"
     db.write_bytes(content)
@@ -254,12 +255,49 @@ def test_foreign_sqlite_database_is_refused(tmp_path):
     assert _digest(db) == before
 
 
+def test_library_errors_name_its_parameters(tmp_path):
+    with pytest.raises(TournamentError, match=r"^seed=-1 is out of range: allowed are integers 0 or more$") as err:
+        make_tournament_config("midnight_party", 2, FAST, seed=-1)
+    assert err.value.parameter == "seed"
+    config = make_tournament_config("midnight_party", 2, FAST)
+    db = tmp_path / "t.sqlite"
+    for kwargs, words, parameter in [
+            ({"games": 0}, "games=0 is out of range: allowed are integers 1 or more", "games"),
+            ({"games": 4, "batch_size": 0}, "batch_size=0 is out of range: allowed are integers 1 or more",
+             "batch_size"),
+            ({"games": 4, "records": tmp_path}, f"records={str(tmp_path)!r} is a directory, not a file", "records"),
+            ({"games": 4, "db": tmp_path}, f"database {str(tmp_path)!r} is a directory, not a database file", "db")]:
+        with pytest.raises(TournamentError) as err:
+            run_tournament(config, **{"db": db, "progress": False, **kwargs})
+        assert str(err.value) == words and err.value.parameter == parameter
+    assert not db.exists()
+
+
+def test_cli_words_the_library_errors_as_flags(tmp_path, capsys):
+    db = tmp_path / "c.sqlite"
+    base = ["tournament", "--players", "2", "--agents", "random,runner,coward", "--db", str(db), "--no-progress"]
+    for extra, words in [(["--seed", "-1"], "--seed -1 is out of range: allowed are integers 0 or more"),
+                         (["--games", "0"], "--games 0 is out of range: allowed are integers 1 or more"),
+                         (["--batch-size", "0"], "--batch-size 0 is out of range: allowed are integers 1 or more"),
+                         (["--records", str(tmp_path)], f"--records {str(tmp_path)!r} is a directory, not a file")]:
+        assert cli.main(base + ["--games", "4"] + extra) == 2
+        assert f"midnight tournament: error: {words}\n" == capsys.readouterr().err
+    assert not db.exists()
+    assert cli.main(base + ["--games", "4", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert cli.main(base + ["--games", "4", "--seed", "2"]) == 2  # another configuration
+    err = capsys.readouterr().err
+    assert "holds another tournament configuration" in err and "pass --resume to add this tournament" in err
+    assert "resume=True" not in err
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["tournament", "--agents", "random,coward", "--db", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "needs at least 4 agents, got 2" in err and "Traceback" not in err
     assert not (tmp_path / "x.sqlite").exists()
-    assert cli.main(["tournament", "--players", "2", "--agents", "random,ghost", "--db", str(tmp_path / "x.sqlite")]) == 2
+    assert cli.main(["tournament", "--players", "2", "--agents", "random,ghost",
+                     "--db", str(tmp_path / "x.sqlite")]) == 2
     assert "unknown agent 'ghost'" in capsys.readouterr().err
 
 

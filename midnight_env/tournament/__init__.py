@@ -11,7 +11,8 @@
 
 A tournament is a :class:`TournamentConfig` (:func:`make_tournament_config` validates one) and a
 number of games: :func:`run_tournament` plays the ones its database lacks and returns the
-standings.
+standings. Its errors (:class:`TournamentError`) name the library's own parameters
+(``games=0``, ``resume=True``); ``midnight tournament`` words them as its flags.
 """
 
 from midnight_env.tournament.config import (

@@ -30,7 +30,17 @@ SLOW_AGENTS = ("ppo",)
 
 
 class TournamentError(ValueError):
-    """Bad tournament input or a database that cannot be used; nothing was written."""
+    """Bad tournament input or a database that cannot be used; nothing was written.
+
+    ``parameter`` names the argument at fault, where there is one (``seed``, ``games``,
+    ``batch_size``, ``records``, ``db``, or ``resume`` when the fix is to pass ``resume=True``).
+    Messages write an argument as ``name=value``, so that a caller with other names for the
+    arguments (``midnight tournament`` and its flags) can reword them.
+    """
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
                            agents: Sequence[str] | str | None = None, seed: int = 0,
                            options: dict[str, Any] | None = None) -> TournamentConfig:
     """Validate a tournament: the game set-up (ConfigError) and the agents (AgentError naming
-    an unknown one; TournamentError for too few or repeated agents)."""
+    an unknown one; TournamentError for too few or repeated agents, or a bad seed)."""
     config = make_config(variant, num_players, **(options or {}))
     if agents is None:
         specs = default_agents(config.variant, config.num_players, config.options)
@@ -119,6 +129,6 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
             raise TournamentError(f"agent {spec!r} cannot play {config.variant} with {config.num_players} "
                                   f"players: {reason}")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise TournamentError(f"--seed {seed!r} is out of range: allowed are integers 0 or more")
+        raise TournamentError(f"seed={seed!r} is out of range: allowed are integers 0 or more", "seed")
     return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),
                             seed=int(seed), options=dict(config.options))

@@ -30,22 +30,25 @@ class TournamentRun:
     elapsed: float
     results: Results
     standings: list[Standing]
-    records_written: int | None = None  # records in the --records file (None: not asked for)
+    records_written: int | None = None  # records in the ``records`` file (None: not asked for)
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
                    batch_size: int = 256, records: str | Path | None = None, progress: bool = True) -> TournamentRun:
-    """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate."""
+    """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate.
+
+    ``resume`` consents to a database that holds other tournaments or an unfinished run of this
+    one (see :meth:`ResultStore.open`); ``records`` also writes every game as a record (JSON Lines).
+    """
     from tqdm import tqdm
 
     from midnight_env.play import play_batch
 
-    if not isinstance(games, (int, np.integer)) or games < 1:
-        raise TournamentError(f"--games {games!r} is out of range: allowed are 1 or more")
-    if batch_size < 1:
-        raise TournamentError(f"--batch-size {batch_size} is out of range: allowed are 1 or more")
+    for name, value in (("games", games), ("batch_size", batch_size)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise TournamentError(f"{name}={value!r} is out of range: allowed are integers 1 or more", name)
     if records is not None and Path(records).is_dir():
-        raise TournamentError(f"--records {str(records)!r} is a directory, not a file")
+        raise TournamentError(f"records={str(records)!r} is a directory, not a file", "records")
     store = ResultStore.open(db, config, games, resume)
     try:
         todo = np.array(sorted(set(range(games)) - store.done()), np.int64)

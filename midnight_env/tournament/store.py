@@ -77,7 +77,7 @@ class ResultStore:
         unfinished run of this one."""
         path = Path(path)
         if path.is_dir():
-            raise TournamentError(f"--db {str(path)!r} is a directory, not a database file")
+            raise TournamentError(f"database {str(path)!r} is a directory, not a database file", "db")
         existed = path.exists() and path.stat().st_size > 0
         if existed:
             held = _inspect(path)
@@ -90,11 +90,12 @@ class ResultStore:
                                      f"seed {json.loads(c)['seed']})" for _, c, n in others[:3])
                     raise TournamentError(
                         f"database {str(path)!r} holds another tournament configuration: {what}; this run is "
-                        f"{config.describe()}. Use another --db, or pass --resume to add this tournament to it")
+                        f"{config.describe()}. Use another database, or pass resume=True to add this tournament to it",
+                        "resume")
                 if mine and mine[0][2] < games:
                     raise TournamentError(
                         f"database {str(path)!r} already holds {mine[0][2]} of {games} games of this tournament; "
-                        f"pass --resume to play the rest (nothing was changed)")
+                        f"pass resume=True to play the rest (nothing was changed)", "resume")
         store = cls(path, config)
         with store.conn:
             store.conn.executescript(_SCHEMA)
