@@ -9,6 +9,7 @@ run played it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,11 +35,14 @@ class TournamentRun:
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
-                   batch_size: int = 256, records: str | Path | None = None, progress: bool = True) -> TournamentRun:
+                   batch_size: int = 256, records: str | Path | None = None, progress: bool = True,
+                   on_batch: Callable[[np.ndarray], None] | None = None) -> TournamentRun:
     """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate.
 
     ``resume`` consents to a database that holds other tournaments or an unfinished run of this
-    one (see :meth:`ResultStore.open`); ``records`` also writes every game as a record (JSON Lines).
+    one (see :meth:`ResultStore.open`); ``records`` also writes every game as a record (JSON Lines);
+    ``on_batch`` is called with the game indices of each batch once the batch is committed (a
+    test kills the process there to interrupt a run at a known point).
     """
     from tqdm import tqdm
 
@@ -67,6 +71,8 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
                 store.add(chunk, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions,
                           res.truncated, commit, res.records)
                 bar.update(len(chunk))
+                if on_batch is not None:
+                    on_batch(chunk)
         elapsed = time.perf_counter() - start
         written = store.export_records(records, games) if records is not None else None
         results = store.results(games)
