@@ -1,13 +1,13 @@
 """Tournaments between agents: a balanced schedule, batched play, results in SQLite, a leaderboard.
 
-==============  ====================================================================================
+==============  =======================================================================================
 ``config``      what a tournament is (game, agents, seed), validated, and its key (a hash of it)
-``schedule``    deals of seat-rotated copies with identical dice, every agent on every seat equally
+``schedule``    deals of seat-rotated copies with identical dice; every seat and opponent equally often
 ``store``       the SQLite results: one row per game, a transaction per batch, safe against kill -9
 ``ratings``     Plackett-Luce ratings, mean spooky points with intervals by deal, win rate, mean rank
 ``report``      the leaderboard as a text, rich or Markdown table, CSV and PNG
 ``run``         the games missing from the database, played batch by batch, then the leaderboard
-==============  ====================================================================================
+==============  =======================================================================================
 
 A tournament is a :class:`TournamentConfig` (:func:`make_tournament_config` validates one) and a
 number of games: :func:`run_tournament` plays the ones its database lacks and returns the
@@ -26,11 +26,7 @@ from midnight_env.tournament.config import (
     fit_error,
     make_tournament_config,
 )
-from midnight_env.tournament.ratings import (
-    RATING_ORDERS,
-    Standing,
-    leaderboard,
-)
+from midnight_env.tournament.ratings import RATING_ORDERS, Standing, leaderboard
 from midnight_env.tournament.ratings import (
     _clustered_mean as _clustered_mean,  # tests check the interval directly
 )
