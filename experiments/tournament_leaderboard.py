@@ -5,15 +5,14 @@ into LEADERBOARD.md is exactly the one that ran), ``--jobs`` at a time, with dat
 per-run leaderboards under ``--out``; then writes LEADERBOARD.md from the databases. Rerunning
 resumes unfinished runs (``--resume``) and re-plays nothing already stored.
 
-    PYTHONPATH=. python experiments/tournament_leaderboard.py --out results/leaderboard --jobs 2
-    PYTHONPATH=. python experiments/tournament_leaderboard.py --out results/leaderboard --write-only
+    python experiments/tournament_leaderboard.py --out results/leaderboard --jobs 2
+    python experiments/tournament_leaderboard.py --out results/leaderboard --write-only
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import subprocess
 import sys
@@ -22,8 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parent.parent  # the repository: LEADERBOARD.md goes here
 
 NOTES = "## Notes"  # LEADERBOARD.md keeps everything from this heading on when it is rewritten
 CONFIGS = [("midnight_party", 2), ("midnight_party", 4), ("midnight_party", 6),
@@ -64,12 +62,11 @@ def command(variant: str, players: int, args: Args) -> list[str]:
 def run_one(variant: str, players: int, args: Args) -> tuple[str, float, int]:
     cmd = command(variant, players, args)
     log = Path(args.out) / f"{variant}-{players}p.log"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.time()
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"$ {shlex.join(cmd)} --resume\n")
         f.flush()
-        code = subprocess.run([sys.executable, "-m", "midnight_env.cli", *cmd[1:], "--resume"], cwd=ROOT, env=env,
+        code = subprocess.run([sys.executable, "-m", "midnight_env.cli", *cmd[1:], "--resume"], cwd=ROOT,
                               stdout=f, stderr=subprocess.STDOUT).returncode
     return f"{variant}-{players}p", time.time() - start, code
 
@@ -84,7 +81,7 @@ def write_markdown(args: Args) -> Path:
              "other equally often (complete cycles of all agent sets). Rating: openskill Plackett-Luce on "
              "finishing orders (mean ± 1.96 sigma); points: mean spooky points (fewer is better) with a 95 % "
              "interval clustered by deal; win rate counts shared wins.", "",
-             f"Produced by `PYTHONPATH=. python experiments/tournament_leaderboard.py --out {args.out}`, which "
+             f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which "
              "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
     for variant, players in CONFIGS:
         cmd = command(variant, players, args)

@@ -5,7 +5,7 @@ Every game holds all the agents of its configuration (seat-rotated copies with i
 so the comparison is paired. Prints each leaderboard and the search-minus-expert difference in
 mean points with a 95 % interval over deals; writes a Markdown summary.
 
-    PYTHONPATH=. python experiments/tournament_search_budget.py --games 400 --out results/search_budget
+    python experiments/tournament_search_budget.py --games 400 --out results/search_budget
 """
 
 from __future__ import annotations
@@ -14,16 +14,12 @@ import argparse
 import json
 import math
 import sqlite3
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from midnight_env.tournament import make_tournament_config, markdown_table, run_tournament  # noqa: E402
+from midnight_env.tournament import make_tournament_config, markdown_table, run_tournament
 
 
 def paired_difference(db: Path, config, a: str, b: str) -> tuple[float, float, int]:
@@ -51,7 +47,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     searches = [f"search:budget={b}" for b in args.budgets.split(",")]
     lines = ["# Search against the expert by budget", "",
-             f"`PYTHONPATH=. python experiments/tournament_search_budget.py --games {args.games} "
+             f"`python experiments/tournament_search_budget.py --games {args.games} "
              f"--budgets {args.budgets} --seed {args.seed}`", ""]
     for variant in ("midnight_party", "hidden_castle"):
         for players in (2, 4):

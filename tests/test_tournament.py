@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
@@ -157,7 +156,7 @@ def test_extending_and_resuming_adds_only_missing_games(tmp_path):
     config = make_tournament_config("midnight_party", 2, FAST, seed=5)
     db = tmp_path / "t.sqlite"
     run_tournament(config, 10, db=db, batch_size=4, progress=False)
-    with pytest.raises(TournamentError, match="already holds 10 of 16 games.*--resume"):
+    with pytest.raises(TournamentError, match="already holds 10 of 16 games.*pass resume=True"):
         run_tournament(config, 16, db=db, progress=False)
     run = run_tournament(config, 16, db=db, resume=True, batch_size=4, progress=False)
     assert run.played == 6 and _count(db) == 16
@@ -165,44 +164,53 @@ def test_extending_and_resuming_adds_only_missing_games(tmp_path):
     assert done.played == 0 and done.results.num_games == 16
 
 
-def test_kill_dash_nine_then_resume_loses_and_doubles_nothing(tmp_path):
+# The child process kills itself with SIGKILL from ``on_batch``, right after its second batch is
+# committed: the interruption lands at a known point, and SIGKILL flushes and closes nothing.
+KILLED_RUN = """
+import os, signal, sys
+from midnight_env.tournament import make_tournament_config, run_tournament
+
+config = make_tournament_config("midnight_party", 3, ["random", "runner", "coward"], seed=9)
+batches = []
+
+def kill_after_two(chunk):
+    batches.append(chunk)
+    if len(batches) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+run_tournament(config, int(sys.argv[2]), db=sys.argv[1], batch_size=4, progress=False, on_batch=kill_after_two)
+"""
+
+
+@pytest.mark.slow  # a child process that loads the engine
+def test_kill_dash_nine_then_resume_loses_and_doubles_nothing(tmp_path, capsys):
     db = tmp_path / "killed.sqlite"
-    args = [sys.executable, "-m", "midnight_env.cli", "tournament", "--variant", "midnight_party", "--players", "3",
-            "--agents", "random,runner,coward", "--games", "600", "--seed", "9", "--batch-size", "4",
-            "--db", str(db), "--out", str(tmp_path), "--no-progress"]
+    games = 60
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    try:
-        while time.time() < deadline:
-            time.sleep(0.05)
-            if proc.poll() is not None:
-                break
-            try:
-                if db.exists() and _count(db) >= 12:
-                    break
-            except sqlite3.OperationalError:
-                pass  # the schema is being created
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()}"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stored = _count(db)
-    assert 12 <= stored < 600
-    refused = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert refused.returncode == 2 and "--resume" in refused.stderr and _count(db) == stored
-    resumed = subprocess.run(args + ["--resume"], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert resumed.returncode == 0, resumed.stderr
-    # every game once, and the same games an uninterrupted run plays
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, str(db), str(games)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _count(db) == 8  # the two committed batches of 4, nothing of the third
+    args = ["tournament", "--variant", "midnight_party", "--players", "3", "--agents", "random,runner,coward",
+            "--games", str(games), "--seed", "9", "--batch-size", "4", "--db", str(db), "--out", str(tmp_path),
+            "--no-progress"]
+    assert cli.main(args) == 2  # unfinished: the command asks for consent
+    assert "pass --resume to play the rest" in capsys.readouterr().err and _count(db) == 8
+    assert cli.main(args + ["--resume"]) == 0
+    assert f"played {games - 8} games" in capsys.readouterr().out
+    # every game once, and the same games and leaderboard as an uninterrupted run
     config = make_tournament_config("midnight_party", 3, ["random", "runner", "coward"], seed=9)
-    clean = run_tournament(config, 600, db=tmp_path / "clean.sqlite", batch_size=64, progress=False)
+    clean = run_tournament(config, games, db=tmp_path / "clean.sqlite", batch_size=64, progress=False)
     with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT game_index, points, ranks FROM games ORDER BY game_index").fetchall()
-        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 600 * 3
-    assert [r[0] for r in rows] == list(range(600))
-    assert np.array_equal(np.array([json.loads(r[1]) for r in rows]), clean.results.points)
+        rows = conn.execute("SELECT game_index, seed, agents, points, ranks FROM games ORDER BY game_index").fetchall()
+        assert conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == games * 3
+    with sqlite3.connect(tmp_path / "clean.sqlite") as conn:
+        clean_rows = conn.execute("SELECT game_index, seed, agents, points, ranks FROM games "
+                                  "ORDER BY game_index").fetchall()
+    assert [r[0] for r in rows] == list(range(games))
+    assert rows == clean_rows
+    resumed = run_tournament(config, games, db=db, progress=False)  # complete: plays nothing, rates the file
+    assert resumed.played == 0 and resumed.standings == clean.standings
 
 
 # -- refusals -------------------------------------------------------------------------------------
@@ -222,7 +230,7 @@ def test_other_configuration_is_refused_without_resume(tmp_path):
     run_tournament(first, 4, db=db, progress=False)
     other = make_tournament_config("midnight_party", 2, FAST, seed=2)
     before = _digest(db)
-    with pytest.raises(TournamentError, match="another tournament configuration.*--resume"):
+    with pytest.raises(TournamentError, match="another tournament configuration.*pass resume=True"):
         run_tournament(other, 4, db=db, progress=False)
     assert _digest(db) == before
     run_tournament(other, 4, db=db, resume=True, progress=False)  # consent: both live in the file
@@ -230,7 +238,8 @@ def test_other_configuration_is_refused_without_resume(tmp_path):
         assert conn.execute("SELECT COUNT(DISTINCT config_hash) FROM games").fetchone()[0] == 2
 
 
-@pytest.mark.parametrize("content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000])
+@pytest.mark.parametrize("content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000],
+                         ids=["text", "damaged-sqlite"])
 def test_corrupt_database_is_refused_and_left_alone(tmp_path, content, capsys):
     db = tmp_path / "bad.sqlite"
     db.write_bytes(content)
@@ -254,12 +263,49 @@ def test_foreign_sqlite_database_is_refused(tmp_path):
     assert _digest(db) == before
 
 
+def test_library_errors_name_its_parameters(tmp_path):
+    with pytest.raises(TournamentError, match=r"^seed=-1 is out of range: allowed are integers 0 or more$") as err:
+        make_tournament_config("midnight_party", 2, FAST, seed=-1)
+    assert err.value.parameter == "seed"
+    config = make_tournament_config("midnight_party", 2, FAST)
+    db = tmp_path / "t.sqlite"
+    for kwargs, words, parameter in [
+            ({"games": 0}, "games=0 is out of range: allowed are integers 1 or more", "games"),
+            ({"games": 4, "batch_size": 0}, "batch_size=0 is out of range: allowed are integers 1 or more",
+             "batch_size"),
+            ({"games": 4, "records": tmp_path}, f"records={str(tmp_path)!r} is a directory, not a file", "records"),
+            ({"games": 4, "db": tmp_path}, f"database {str(tmp_path)!r} is a directory, not a database file", "db")]:
+        with pytest.raises(TournamentError) as err:
+            run_tournament(config, **{"db": db, "progress": False, **kwargs})
+        assert str(err.value) == words and err.value.parameter == parameter
+    assert not db.exists()
+
+
+def test_cli_words_the_library_errors_as_flags(tmp_path, capsys):
+    db = tmp_path / "c.sqlite"
+    base = ["tournament", "--players", "2", "--agents", "random,runner,coward", "--db", str(db), "--no-progress"]
+    for extra, words in [(["--seed", "-1"], "--seed -1 is out of range: allowed are integers 0 or more"),
+                         (["--games", "0"], "--games 0 is out of range: allowed are integers 1 or more"),
+                         (["--batch-size", "0"], "--batch-size 0 is out of range: allowed are integers 1 or more"),
+                         (["--records", str(tmp_path)], f"--records {str(tmp_path)!r} is a directory, not a file")]:
+        assert cli.main(base + ["--games", "4"] + extra) == 2
+        assert f"midnight tournament: error: {words}\n" == capsys.readouterr().err
+    assert not db.exists()
+    assert cli.main(base + ["--games", "4", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert cli.main(base + ["--games", "4", "--seed", "2"]) == 2  # another configuration
+    err = capsys.readouterr().err
+    assert "holds another tournament configuration" in err and "pass --resume to add this tournament" in err
+    assert "resume=True" not in err
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     assert cli.main(["tournament", "--agents", "random,coward", "--db", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "needs at least 4 agents, got 2" in err and "Traceback" not in err
     assert not (tmp_path / "x.sqlite").exists()
-    assert cli.main(["tournament", "--players", "2", "--agents", "random,ghost", "--db", str(tmp_path / "x.sqlite")]) == 2
+    assert cli.main(["tournament", "--players", "2", "--agents", "random,ghost",
+                     "--db", str(tmp_path / "x.sqlite")]) == 2
     assert "unknown agent 'ghost'" in capsys.readouterr().err
 
 

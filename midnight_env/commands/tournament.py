@@ -19,6 +19,7 @@ from midnight_env.tournament import (
     DEFAULT_GAMES,
     DEFAULT_PLAYERS,
     DEFAULT_VARIANT,
+    TournamentError,
     default_games,
     make_tournament_config,
     print_table,
@@ -36,13 +37,16 @@ def add_parser(sub) -> None:
                     "printed and written as Markdown, CSV and PNG. With no arguments: every registered agent "
                     f"that can play the game on {DEFAULT_VARIANT}, {DEFAULT_PLAYERS} players, about "
                     f"{DEFAULT_GAMES} games.")
-    p.add_argument("--variant", default=DEFAULT_VARIANT, help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
-    p.add_argument("--players", type=int, default=DEFAULT_PLAYERS, help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
+    p.add_argument("--variant", default=DEFAULT_VARIANT,
+                   help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
+    p.add_argument("--players", type=int, default=DEFAULT_PLAYERS,
+                   help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
     p.add_argument("--agents", help="comma-separated agent specs, at least as many as players "
                                     "(default: every registered agent that needs no options, except slow ones)")
     p.add_argument("--games", type=int, help=f"games to play (default: {DEFAULT_GAMES} rounded up to complete "
                                              "cycles of the schedule, every agent set once)")
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: the schedule and every game's dice (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="tournament seed: the schedule and every game's dice (default 0)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default ./{DEFAULT_DB})")
     p.add_argument("--resume", action="store_true",
                    help="continue an unfinished run in --db, or add this tournament to a database holding others")
@@ -55,15 +59,38 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+# the library's parameters (TournamentError.parameter) as this command's flags
+FLAGS = {"seed": "--seed", "games": "--games", "batch_size": "--batch-size", "records": "--records",
+         "db": "--db", "resume": "--resume"}
+
+
+def _in_flag_words(err: TournamentError) -> TournamentError:
+    """The library's error in the words the user typed: ``seed=-1 is out of range`` becomes
+    ``--seed -1 is out of range``, ``pass resume=True`` becomes ``pass --resume``."""
+    flag = FLAGS.get(err.parameter)
+    if flag is None:
+        return err
+    text = str(err)
+    if err.parameter == "resume":  # a consent, written resume=True
+        text = text.replace("resume=True", flag)
+    else:  # a bad value, written name=value
+        text = text.replace(f"{err.parameter}=", f"{flag} ", 1)
+    return TournamentError(text, err.parameter)
+
+
 def run(args: argparse.Namespace) -> int:
-    config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
-                                    parse_set_options(args.options))
-    games = args.games if args.games is not None else default_games(config)
-    run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
-                          records=args.records, progress=not args.no_progress)
+    try:
+        config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
+                                        parse_set_options(args.options))
+        games = args.games if args.games is not None else default_games(config)
+        run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
+                              records=args.records, progress=not args.no_progress)
+    except TournamentError as err:
+        raise _in_flag_words(err) from None
     results = run_.results
     if run_.played:
-        print(f"played {run_.played} games in {run_.elapsed:.1f} s ({run_.played / max(run_.elapsed, 1e-9):.1f} games/s)")
+        rate = run_.played / max(run_.elapsed, 1e-9)
+        print(f"played {run_.played} games in {run_.elapsed:.1f} s ({rate:.1f} games/s)")
     else:
         print(f"all {games} games were already in {args.db}")
     title = (f"{config.variant}, {config.num_players} players, {results.num_games} games, seed {config.seed}")

@@ -1,0 +1,45 @@
+"""Tournaments between agents: a balanced schedule, batched play, results in SQLite, a leaderboard.
+
+==============  =======================================================================================
+``config``      what a tournament is (game, agents, seed), validated, and its key (a hash of it)
+``schedule``    deals of seat-rotated copies with identical dice; every seat and opponent equally often
+``store``       the SQLite results: one row per game, a transaction per batch, safe against kill -9
+``ratings``     Plackett-Luce ratings, mean spooky points with intervals by deal, win rate, mean rank
+``report``      the leaderboard as a text, rich or Markdown table, CSV and PNG
+``run``         the games missing from the database, played batch by batch, then the leaderboard
+==============  =======================================================================================
+
+A tournament is a :class:`TournamentConfig` (:func:`make_tournament_config` validates one) and a
+number of games: :func:`run_tournament` plays the ones its database lacks and returns the
+standings. Its errors (:class:`TournamentError`) name the library's own parameters
+(``games=0``, ``resume=True``); ``midnight tournament`` words them as its flags.
+"""
+
+from midnight_env.tournament.config import (
+    DEFAULT_PLAYERS,
+    DEFAULT_VARIANT,
+    FORMAT,
+    SLOW_AGENTS,
+    TournamentConfig,
+    TournamentError,
+    default_agents,
+    fit_error,
+    make_tournament_config,
+)
+from midnight_env.tournament.ratings import RATING_ORDERS, Standing, leaderboard
+from midnight_env.tournament.ratings import (
+    _clustered_mean as _clustered_mean,  # tests check the interval directly
+)
+from midnight_env.tournament.report import format_table, markdown_table, plot_ratings, print_table, write_leaderboard
+from midnight_env.tournament.run import TournamentRun, run_tournament
+from midnight_env.tournament.schedule import DEFAULT_GAMES, MAX_COMBINATIONS, Schedule, default_games
+from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
+
+# ``ratings`` (the rating function) stays in its module: here the name is the module itself.
+__all__ = [
+    "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
+    "RATING_ORDERS", "SLOW_AGENTS", "ResultStore", "Results", "Schedule", "Standing", "TournamentConfig",
+    "TournamentError", "TournamentRun", "default_agents", "default_games", "fit_error", "format_table",
+    "leaderboard", "make_tournament_config", "markdown_table", "plot_ratings", "print_table", "run_tournament",
+    "write_leaderboard",
+]

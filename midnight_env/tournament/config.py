@@ -1,0 +1,134 @@
+"""What a tournament is: the game, the agents and the seed, validated, and hashed into its key.
+
+A configuration names the variant, the number of players, every rule option (resolved to its
+value, so that a default changed later cannot pass for the same tournament), the agents as
+given, the seed and the engine version. Its :attr:`TournamentConfig.key` hashes all of them:
+results of different configurations never mix, in the schedule (every seed derives from the
+key) or in the database (every row is keyed by it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from midnight_env.config import make_config
+from midnight_env.engine import ENGINE_VERSION, Engine
+from midnight_env.registry import AgentError, list_agents, make_agent, split_specs
+
+FORMAT = "midnight-tournament/1"
+DEFAULT_VARIANT = "midnight_party"
+DEFAULT_PLAYERS = 4
+# agents left out of the default tournament: too slow for a run of a few minutes, or needing
+# options (a trained model's file)
+SLOW_AGENTS = ("ppo",)
+
+
+class TournamentError(ValueError):
+    """Bad tournament input or a database that cannot be used; nothing was written.
+
+    ``parameter`` names the argument at fault, where there is one (``seed``, ``games``,
+    ``batch_size``, ``records``, ``db``, or ``resume`` when the fix is to pass ``resume=True``).
+    Messages write an argument as ``name=value``, so that a caller with other names for the
+    arguments (``midnight tournament`` and its flags) can reword them.
+    """
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    variant: str
+    num_players: int
+    agents: tuple[str, ...]  # agent specs, as given (names in the leaderboard)
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict, hash=False)  # every rule option, resolved
+    engine_version: str = ENGINE_VERSION
+
+    def identity(self) -> dict:
+        return {"format": FORMAT, "variant": self.variant, "num_players": self.num_players,
+                "options": {k: self.options[k] for k in sorted(self.options)}, "agents": list(self.agents),
+                "seed": self.seed, "engine_version": self.engine_version}
+
+    @property
+    def key(self) -> str:
+        """Hash of the configuration: results of different configurations never mix."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        opts = ", ".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+        return (f"{self.variant}, {self.num_players} players, agents {', '.join(self.agents)}, seed {self.seed}, "
+                f"options {opts}, engine {self.engine_version}")
+
+    def engine(self) -> Engine:
+        return Engine(self.variant, self.num_players, **self.options)
+
+
+def fit_error(agent, engine: Engine) -> str | None:
+    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one), or None."""
+    model = getattr(agent, "model", None)
+    check = getattr(model, "check_engine", None)
+    if check is None:
+        return None
+    try:
+        check(engine)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def default_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
+                   options: dict[str, Any] | None = None) -> list[str]:
+    """Every registered agent that needs no options and can play this game, except the slow ones."""
+    engine = Engine(variant, num_players, **(options or {}))
+    names = []
+    for name, _ in list_agents():
+        if name in SLOW_AGENTS:
+            continue
+        try:
+            agent = make_agent(name)
+        except (AgentError, ValueError, OSError):
+            continue  # needs options (e.g. a model file)
+        if fit_error(agent, engine) is None:
+            names.append(name)
+    return names
+
+
+def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
+                           agents: Sequence[str] | str | None = None, seed: int = 0,
+                           options: dict[str, Any] | None = None) -> TournamentConfig:
+    """Validate a tournament: the game set-up (ConfigError) and the agents (AgentError naming
+    an unknown one; TournamentError for too few or repeated agents, or a bad seed)."""
+    config = make_config(variant, num_players, **(options or {}))
+    if agents is None:
+        specs = default_agents(config.variant, config.num_players, config.options)
+    elif isinstance(agents, str):
+        specs = split_specs(agents)
+    else:
+        specs = [str(a).strip() for a in agents]
+    repeated = sorted({a for a in specs if specs.count(a) > 1})
+    if repeated:
+        raise TournamentError(f"agent {repeated[0]!r} is listed twice: every agent takes part once "
+                              f"(give a variant a different option, e.g. {repeated[0].split(':')[0]}:budget=50)")
+    needed = max(2, config.num_players)
+    if len(specs) < needed:
+        raise TournamentError(f"a {config.num_players}-player tournament needs at least {needed} agents, got "
+                              f"{len(specs)} ({', '.join(specs) or 'none'})")
+    engine = Engine(config)
+    for spec in specs:
+        reason = fit_error(make_agent(spec), engine)  # AgentError: unknown name or bad option
+        if reason is not None:
+            raise TournamentError(f"agent {spec!r} cannot play {config.variant} with {config.num_players} "
+                                  f"players: {reason}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise TournamentError(f"seed={seed!r} is out of range: allowed are integers 0 or more", "seed")
+    return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),
+                            seed=int(seed), options=dict(config.options))

@@ -1,0 +1,212 @@
+"""The results of tournaments in one SQLite file, and reading them back as arrays.
+
+One file (WAL) holds any number of tournaments, each keyed by the hash of its configuration
+(:attr:`TournamentConfig.key`). A game's row is keyed by (configuration hash, game index) and
+written with INSERT OR IGNORE, one transaction per finished batch: a run killed at any moment
+loses at most the batch in flight, which the next run with ``resume=True`` plays again
+(identically: games depend on their seeds only), and a game is never counted twice, whoever
+adds it. A file that is not a tournament database, and (without ``resume``) one holding other
+tournaments or an unfinished run of this one, is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from midnight_env.tournament.config import FORMAT, TournamentConfig, TournamentError
+
+DEFAULT_DB = "midnight_tournament.sqlite"
+
+
+@dataclass
+class Results:
+    """Games of one tournament as arrays (a store's are in game index order)."""
+
+    config: TournamentConfig
+    index: np.ndarray  # (G,) game indices
+    deals: np.ndarray  # (G,)
+    lineups: np.ndarray  # (G, N) agent index per seat
+    points: np.ndarray  # (G, N)
+    ranks: np.ndarray  # (G, N)
+
+    @property
+    def num_games(self) -> int:
+        return len(self.index)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tournaments (
+    config_hash TEXT PRIMARY KEY, config TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    config_hash TEXT NOT NULL, game_index INTEGER NOT NULL, deal INTEGER NOT NULL, seed INTEGER NOT NULL,
+    variant TEXT NOT NULL, options TEXT NOT NULL, agents TEXT NOT NULL, points TEXT NOT NULL,
+    ranks TEXT NOT NULL, rolls INTEGER NOT NULL, decisions INTEGER NOT NULL, truncated INTEGER NOT NULL,
+    engine_version TEXT NOT NULL, code_commit TEXT, finished_at TEXT NOT NULL,
+    PRIMARY KEY (config_hash, game_index));
+CREATE TABLE IF NOT EXISTS seats (
+    config_hash TEXT NOT NULL, game_index INTEGER NOT NULL, seat INTEGER NOT NULL, agent TEXT NOT NULL,
+    points INTEGER NOT NULL, rank INTEGER NOT NULL, PRIMARY KEY (config_hash, game_index, seat));
+CREATE TABLE IF NOT EXISTS records (
+    config_hash TEXT NOT NULL, game_index INTEGER NOT NULL, record BLOB NOT NULL,
+    PRIMARY KEY (config_hash, game_index));
+"""
+
+
+class ResultStore:
+    """The SQLite results of one tournament configuration (the file may hold others too)."""
+
+    def __init__(self, path: str | Path, config: TournamentConfig):
+        self.path = Path(path)
+        self.config = config
+        self.key = config.key
+        self.conn = _connect(self.path)
+
+    @classmethod
+    def open(cls, path: str | Path, config: TournamentConfig, games: int, resume: bool = False) -> ResultStore:
+        """Open or create the database; refuse (TournamentError, nothing written) a file that is not
+        a tournament database, and without ``resume`` one that holds other tournaments or an
+        unfinished run of this one."""
+        path = Path(path)
+        if path.is_dir():
+            raise TournamentError(f"database {str(path)!r} is a directory, not a database file", "db")
+        existed = path.exists() and path.stat().st_size > 0
+        if existed:
+            held = _inspect(path)
+            others = [h for h in held if h[0] != config.key]
+            mine = [h for h in held if h[0] == config.key]
+            if not resume:
+                if others and not mine:
+                    what = "; ".join(f"{json.loads(c)['variant']} {json.loads(c)['num_players']} players "
+                                     f"({n} games, agents {', '.join(json.loads(c)['agents'])}, "
+                                     f"seed {json.loads(c)['seed']})" for _, c, n in others[:3])
+                    raise TournamentError(
+                        f"database {str(path)!r} holds another tournament configuration: {what}; this run is "
+                        f"{config.describe()}. Use another database, or pass resume=True to add this tournament to it",
+                        "resume")
+                if mine and mine[0][2] < games:
+                    raise TournamentError(
+                        f"database {str(path)!r} already holds {mine[0][2]} of {games} games of this tournament; "
+                        f"pass resume=True to play the rest (nothing was changed)", "resume")
+        store = cls(path, config)
+        with store.conn:
+            store.conn.executescript(_SCHEMA)
+            store.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+            store.conn.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
+                               (config.key, json.dumps(config.identity(), sort_keys=True), _now()))
+        return store
+
+    def done(self) -> set[int]:
+        rows = self.conn.execute("SELECT game_index FROM games WHERE config_hash = ?", (self.key,))
+        return {r[0] for r in rows}
+
+    def add(self, indices: np.ndarray, deals: np.ndarray, seeds: np.ndarray, lineups: np.ndarray,
+            points: np.ndarray, ranks: np.ndarray, rolls: np.ndarray, decisions: np.ndarray,
+            truncated: np.ndarray, commit: str | None, records: list[dict] | None = None) -> int:
+        """Add finished games in one transaction (already stored games are left as they are)."""
+        names = self.config.agents
+        options = json.dumps(self.config.options, sort_keys=True)
+        now = _now()
+        game_rows, seat_rows, record_rows = [], [], []
+        for j, g in enumerate(indices):
+            lineup = [names[k] for k in lineups[j]]
+            game_rows.append((self.key, int(g), int(deals[j]), int(seeds[j]), self.config.variant, options,
+                              json.dumps(lineup), json.dumps([int(x) for x in points[j]]),
+                              json.dumps([int(x) for x in ranks[j]]), int(rolls[j]), int(decisions[j]),
+                              int(bool(truncated[j])), self.config.engine_version, commit, now))
+            seat_rows.extend((self.key, int(g), s, lineup[s], int(points[j, s]), int(ranks[j, s]))
+                             for s in range(len(lineup)))
+            if records is not None:
+                record_rows.append((self.key, int(g), zlib.compress(json.dumps(records[j]).encode())))
+        with self.conn:  # one transaction: the whole batch or nothing
+            before = self.conn.total_changes
+            self.conn.executemany("INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", game_rows)
+            added = self.conn.total_changes - before
+            self.conn.executemany("INSERT OR IGNORE INTO seats VALUES (?,?,?,?,?,?)", seat_rows)
+            self.conn.executemany("INSERT OR IGNORE INTO records VALUES (?,?,?)", record_rows)
+        return added
+
+    def results(self, games: int | None = None) -> Results:
+        query = "SELECT game_index, deal, agents, points, ranks FROM games WHERE config_hash = ?"
+        params: tuple = (self.key,)
+        if games is not None:
+            query += " AND game_index < ?"
+            params += (games,)
+        rows = self.conn.execute(query + " ORDER BY game_index", params).fetchall()
+        n = self.config.num_players
+        index = np.array([r[0] for r in rows], np.int64)
+        deals = np.array([r[1] for r in rows], np.int64)
+        agent_of = {name: k for k, name in enumerate(self.config.agents)}
+        lineups = np.array([[agent_of[a] for a in json.loads(r[2])] for r in rows], np.int64).reshape(-1, n)
+        points = np.array([json.loads(r[3]) for r in rows], np.int64).reshape(-1, n)
+        ranks = np.array([json.loads(r[4]) for r in rows], np.int64).reshape(-1, n)
+        return Results(self.config, index, deals, lineups, points, ranks)
+
+    def export_records(self, out: str | Path, games: int | None = None) -> int:
+        """Write the stored records (game index order) to ``out`` as JSON Lines, atomically."""
+        query = "SELECT record FROM records WHERE config_hash = ?"
+        params: tuple = (self.key,)
+        if games is not None:
+            query += " AND game_index < ?"
+            params += (games,)
+        out = Path(out)
+        tmp = out.with_name(out.name + ".tmp")
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as f:
+            for (blob,) in self.conn.execute(query + " ORDER BY game_index", params):
+                f.write(zlib.decompress(blob).decode() + "\n")
+                n += 1
+        os.replace(tmp, out)
+        return n
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a killed process loses no committed batch
+    except sqlite3.DatabaseError as err:
+        raise TournamentError(f"{str(path)!r} is not a usable SQLite database ({err}); nothing was changed") from None
+    return conn
+
+
+def _inspect(path: Path) -> list[tuple[str, str, int]]:
+    """(config hash, config JSON, games stored) of every tournament in an existing file."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                return []  # an empty SQLite file: ours to initialise
+            if not {"meta", "tournaments", "games"} <= tables:
+                raise TournamentError(f"{str(path)!r} is an SQLite database but not a midnight tournament database "
+                                      f"(tables: {', '.join(sorted(tables))}); nothing was changed")
+            fmt = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if fmt is None or fmt[0] != FORMAT:
+                raise TournamentError(f"{str(path)!r} has format {fmt[0] if fmt else None!r}, not {FORMAT!r}; "
+                                      f"nothing was changed")
+            rows = conn.execute("SELECT t.config_hash, t.config, (SELECT COUNT(*) FROM games g WHERE "
+                                "g.config_hash = t.config_hash) FROM tournaments t").fetchall()
+            conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        raise TournamentError(f"{str(path)!r} is not a readable SQLite database ({err}); nothing was changed") from None
+    return [(r[0], r[1], int(r[2])) for r in rows]
+
+
