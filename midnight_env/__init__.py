@@ -1,5 +1,6 @@
 """midnight-env: the Midnight Party / Escape from the Hidden Castle rules engine and RL environments."""
 
+from midnight_env import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
 from midnight_env.actions import ActionError, ActionLayout
 from midnight_env.board import Board, BoardError, load_board
 from midnight_env.config import VARIANTS, ConfigError, GameConfig, make_config

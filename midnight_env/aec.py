@@ -175,6 +175,8 @@ class MidnightEnv(AECEnv):
         self._faces = np.full(1, -1, np.int64)  # no injected die faces: dice come from the game's stream
         self._faces_out = np.full(1, -1, np.int8)
         self._step_kernel = self._observe_kernel = None
+        self._obs_agent = self._obs = None  # the deciding agent's observation, kept until it changes
+        self.agents: list[str] = []
 
     # -- spaces ------------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -230,6 +232,9 @@ class MidnightEnv(AECEnv):
             raise OrderError("step() called before reset(): call env.reset() first")
         agent = self.agent_selection
         if self._over:
+            if not self.agents:
+                raise OrderError("step() called after every agent has left the finished game: call env.reset() "
+                                 "to play another")
             if action is not None:
                 raise ActionError(f"{agent} is done (the game is over): the only valid action is None, "
                                   f"got {action!r}")
@@ -337,10 +342,10 @@ class MidnightEnv(AECEnv):
 
     # -- observing ---------------------------------------------------------------------------------
     def observe(self, agent: str) -> dict:
-        if agent == self._obs_agent:
-            return self._obs
         if self._checks and not self._has_reset:
             raise OrderError("observe() called before reset(): call env.reset() first")
+        if agent == self._obs_agent:
+            return self._obs
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
             raise KeyError(f"unknown agent {agent!r}: agents are {', '.join(self.possible_agents)}")
@@ -357,6 +362,9 @@ class MidnightEnv(AECEnv):
     def last(self, observe: bool = True):
         if self._checks and not self._has_reset:
             raise OrderError("last() called before reset(): call env.reset() first")
+        if not self.agents:
+            raise OrderError("last() called after every agent has left the finished game: call env.reset() "
+                             "to play another")
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])

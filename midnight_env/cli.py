@@ -3,7 +3,8 @@
 Each module there defines ``add_parser(subparsers)``, which registers its sub-command with
 ``set_defaults(run=function)``; ``function(args)`` returns the exit status. Errors of bad input
 (the ``ValueError`` family: unknown variant, option out of range, illegal action, bad record,
-unknown agent, ...) are printed as one line and exit 2, without a traceback.
+unknown agent, ...) and files that cannot be read or written (``OSError``: a missing file, a full
+disk) are printed as one line and exit 2, without a traceback.
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    command = "midnight"
     try:
+        parser = build_parser()  # imports the commands: a bad MIDNIGHT_* setting is reported here
+        args = parser.parse_args(argv)
+        command = f"midnight {args.command}"
         return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as err:
-        print(f"midnight {args.command}: error: {err}", file=sys.stderr)
+    except (ValueError, OSError) as err:  # bad input, and files that cannot be read or written
+        print(f"{command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"midnight {args.command}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -24,6 +24,7 @@ from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
 from midnight_env.dice import CHANCE_OUTCOMES, HUGO
 from midnight_env.random_choice import random_legal_choices
 from midnight_env.scoring import ranks, winners
+from midnight_env.seeds import check_seed, check_seeds
 from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
 from midnight_env.threads import task_size, threaded
 
@@ -68,8 +69,11 @@ class Engine:
     # -- new games ------------------------------------------------------------------------
     def new_games(self, seeds: Iterable[int] | int) -> GameState:
         """Games at set-up (seat 0 places first), one per seed; an int ``n`` means seeds 0..n-1."""
-        seeds = np.arange(seeds) if isinstance(seeds, (int, np.integer)) else np.asarray(list(seeds))
-        seeds = seeds.astype(np.int64).reshape(-1)
+        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, (bool, np.bool_)):
+            seeds = np.arange(check_seed(seeds, "number of games"))
+        elif not isinstance(seeds, np.ndarray):
+            seeds = list(seeds) if isinstance(seeds, Iterable) and not isinstance(seeds, str) else [seeds]
+        seeds = check_seeds(seeds)
         r = self.rules
         b = len(seeds)
         s = empty_state(b, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
@@ -114,12 +118,16 @@ class Engine:
         """Apply one decision per deciding game (-1: none), then roll on until the next decision.
 
         Games at a ROLL (as left by :meth:`apply_action`) are rolled on too; finished games stay.
+        ``check=False`` skips :meth:`check_actions`: for callers whose actions are right by
+        construction (an agent's search on copies of legal positions), as an int64 array of one
+        action per game; a wrong action then plays a wrong game without a word.
         """
         actions = self.check_actions(state, actions) if check else actions
         self._run(state, actions, None, True)
 
     def apply_action(self, state: GameState, actions, check: bool = True) -> None:
-        """Apply decisions only; games stop at their next roll (a chance node) or decision."""
+        """Apply decisions only; games stop at their next roll (a chance node) or decision.
+        ``check``: as for :meth:`step`."""
         actions = self.check_actions(state, actions) if check else actions
         self._run(state, actions, None, False)
 
@@ -151,19 +159,31 @@ class Engine:
 
     # -- checks and queries ------------------------------------------------------------------------
     def check_actions(self, state: GameState, actions) -> np.ndarray:
-        """Actions as an int64 array, or ActionError naming the first illegal one."""
-        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        """Actions as an int64 array, or ActionError naming the first bad one: one integer per game
+        of the batch (a float, a bool, a string or another shape is refused, never converted),
+        each -1 (no action) or legal in its game."""
+        given = np.asarray(actions)
         b = state.batch_size
-        if actions.shape[0] != b:
-            raise ActionError(f"got {actions.shape[0]} actions for a batch of {b} games")
+        if given.dtype.kind not in "iu":
+            raise ActionError(f"actions must be integers (one per game, -1 for none), got {given.dtype} "
+                              f"{given.reshape(-1)[:3].tolist()}{'...' if given.size > 3 else ''}")
+        if given.shape != (b,):
+            raise ActionError(f"got actions of shape {given.shape} for a batch of {b} games: give one per game, "
+                              f"shape ({b},)")
+        if given.dtype.kind == "u" and given.size and given.max() > np.iinfo(np.int64).max:
+            j = int(np.argmax(given))
+            raise ActionError(f"game {j}: action {given[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
+                              "or -1 for none")
+        actions = given.astype(np.int64, copy=False)
+        bad_range = (actions < -1) | (actions >= self.num_actions)
+        if bad_range.any():
+            j = int(np.flatnonzero(bad_range)[0])
+            raise ActionError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
+                              "or -1 for none")
         deciding = (state.phase == PLACE) | (state.phase == MOVE)
-        given = actions >= 0
-        out_of_range = given & (actions >= self.num_actions)
-        if out_of_range.any():
-            j = int(np.flatnonzero(out_of_range)[0])
-            raise ActionError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}")
-        safe = np.where(given, actions, 0)
-        ok = ~given | (deciding & (state.legal[np.arange(b), safe] == 1))
+        given_one = actions >= 0
+        safe = np.where(given_one, actions, 0)
+        ok = ~given_one | (deciding & (state.legal[np.arange(b), safe] == 1))
         if not ok.all():
             j = int(np.flatnonzero(~ok)[0])
             raise ActionError(self.illegal_message(state, j, int(actions[j])))

@@ -96,12 +96,18 @@ def make_record(engine: Engine, state: GameState, i: int, seed: int | None, agen
     }
 
 
-def write_records(records: Iterable[dict], out: TextIO) -> int:
+def write_records(records: Iterable[dict], out: TextIO, name: str | None = None) -> int:
+    """Write records as JSON Lines to ``out`` and flush; returns how many. A write that fails (a
+    full disk) raises OSError naming the file (``name``, else ``out.name``)."""
     n = 0
-    for rec in records:
-        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        n += 1
-    out.flush()
+    try:
+        for rec in records:
+            out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            n += 1
+        out.flush()
+    except OSError as err:
+        raise OSError(err.errno, f"cannot write records to {name or getattr(out, 'name', 'the file')}: "
+                                 f"{err.strerror or err}") from None
     return n
 
 

@@ -12,21 +12,27 @@ There, set the environment variable ``MIDNIGHT_PARALLEL_FROM`` to a large number
 from __future__ import annotations
 
 import os
+import warnings
 
 import numba
 
 CHUNK = 64  # fewest games per task of a threaded kernel
 
 
-def _parallel_from() -> int:
-    text = os.environ.get("MIDNIGHT_PARALLEL_FROM", "1024")
+def _parallel_from(default: int = 1024) -> int:
+    """``MIDNIGHT_PARALLEL_FROM``, or ``default`` with a warning naming a value that is not a whole
+    number >= 1 (a tuning knob: a typo there must not stop a run)."""
+    text = os.environ.get("MIDNIGHT_PARALLEL_FROM")
+    if text is None:
+        return default
     try:
         value = int(text)
     except ValueError:
-        value = -1
+        value = 0
     if value < 1:
-        raise ValueError(f"MIDNIGHT_PARALLEL_FROM={text!r} is not allowed: allowed are whole numbers >= 1 "
-                         "(the batch size from which kernels run on threads)")
+        warnings.warn(f"MIDNIGHT_PARALLEL_FROM={text!r} is not allowed: allowed are whole numbers >= 1 (the batch "
+                      f"size from which kernels run on threads); using {default}", RuntimeWarning, stacklevel=2)
+        return default
     return value
 
 

@@ -213,9 +213,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of Discrete({self.num_actions}), got dtype {actions.dtype}")
-        actions = np.ascontiguousarray(actions.reshape(-1), dtype=np.int64)  # the kernel trusts this type
-        if actions.shape[0] != self.num_envs:
-            raise ValueError(f"got {actions.shape[0]} actions for {self.num_envs} games")
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"got actions of shape {actions.shape} for {self.num_envs} games: give one per game, "
+                             f"shape ({self.num_envs},)")
+        if actions.dtype.kind == "u" and actions.size and actions.max() >= self.num_actions:  # no wrap to -1
+            j = int(np.argmax(actions))
+            raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
+                             "or -1 to leave the game as it is")
+        actions = np.ascontiguousarray(actions, dtype=np.int64)  # the kernel trusts this type
         lay = self._layout
         if self.copy:
             b, n = self.num_envs, self.num_players

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from midnight_env.bench import run_engine_bench
+from midnight_env.commands.common import UsageError, check_count
 
 
 def add_parser(sub) -> None:
@@ -19,6 +20,15 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    batches = tuple(int(b) for b in args.batches.split(","))
+    try:
+        batches = tuple(int(b) for b in args.batches.split(","))
+    except ValueError:
+        raise UsageError(f"--batches {args.batches!r} is not allowed: allowed are batch sizes, comma-separated "
+                         "(e.g. 1,256,4096)") from None
+    for batch in batches:
+        check_count("--batches", batch)
+    check_count("--players", args.players)
+    check_count("--decisions", args.decisions)
+    check_count("--repeats", args.repeats)
     run_engine_bench(batches=batches, num_players=args.players, decisions=args.decisions, repeats=args.repeats)
     return 0

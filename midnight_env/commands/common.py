@@ -15,6 +15,13 @@ class UsageError(ValueError):
     """Bad command-line input that no other error type names."""
 
 
+def check_count(flag: str, value: int, least: int = 1) -> int:
+    """A count given on the command line (games, batch size ...): UsageError unless >= ``least``."""
+    if value < least:
+        raise UsageError(f"{flag} {value} is out of range: allowed are {least} or more")
+    return value
+
+
 def parse_set_options(pairs: list[str] | None, variant: str | None = None) -> dict:
     """``--set key=value`` pairs as a dict; values stay strings (make_config converts them). Only
     the rule options of ``variant`` are allowed (the variant, the player count and the board have

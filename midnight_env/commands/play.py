@@ -62,10 +62,14 @@ def opponent_specs(spec: str, num_players: int, seat: int) -> list[str | None]:
 
 
 def _ask(prompt: str, out) -> str | None:
+    """The typed answer, or None at the end of input (stdin at its end, closed or absent)."""
     out(prompt, end="", flush=True)
-    line = sys.stdin.readline()
+    try:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):  # stdin closed under us
+        line = ""
     if line == "":
-        return None  # end of input
+        return None
     return line.strip()
 
 
@@ -96,7 +100,7 @@ def choose(engine: Engine, state, color: bool, out=print) -> int | None:
         if low in ("b", "board"):
             out(_board(engine, state, color))
             continue
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # ('²' is a digit to isdigit, not to int)
             k = int(text)
             if 1 <= k <= len(legal):
                 return legal[k - 1]

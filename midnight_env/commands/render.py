@@ -8,11 +8,14 @@ import time
 import numpy as np
 
 from midnight_env.agent import Decisions, decide
-from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
+from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
 from midnight_env.dice import FACES_BY_NAME, agent_streams, face_name
 from midnight_env.engine import Engine
 from midnight_env.records import RecordError, engine_for_record, read_lines, replay_record
+from midnight_env.seeds import check_seed
 from midnight_env.state import MOVE, PLACE, ROLL
+
+MAX_DELAY = 60.0  # seconds between frames
 
 
 def add_parser(sub) -> None:
@@ -87,6 +90,10 @@ def show_record(path: str, line: int, delay: float = 0.0, color: bool = True, ou
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.delay <= MAX_DELAY:  # (also refuses nan and inf)
+        raise UsageError(f"--delay {args.delay} is out of range: allowed are 0..{MAX_DELAY} seconds")
+    check_count("--line", args.line)
+    check_seed(args.seed, "--seed")
     if args.record:
         show_record(args.record, args.line, args.delay, not args.no_color)
         return 0

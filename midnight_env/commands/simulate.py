@@ -8,9 +8,10 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from midnight_env.commands.common import add_game_arguments, engine_from_args, seat_lineup
+from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
 from midnight_env.play import play_batch
 from midnight_env.records import write_records
+from midnight_env.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 
 
 def add_parser(sub) -> None:
@@ -30,23 +31,25 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     engine = engine_from_args(args)
-    if args.games < 1:
-        raise ValueError(f"--games {args.games} is out of range: allowed are 1 or more")
-    if args.batch_size < 1:
-        raise ValueError(f"--batch-size {args.batch_size} is out of range: allowed are 1 or more")
+    check_count("--games", args.games)
+    check_count("--batch-size", args.batch_size)
+    check_seed(args.seed, "--seed")
+    if args.seed + args.games > SEED_LIMIT:
+        raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "
+                         f"{args.seed + args.games - 1}: allowed are game seeds {SEED_RANGE}")
     agents, lineup, unique = seat_lineup(args.agents, engine.num_players)
     names = [unique[k] for k in lineup]
+    out = open(args.record, "w", encoding="utf-8") if args.record else None  # a bad path fails before any game
     if args.render:
         from midnight_env.commands.render import show_game
 
         show_game(engine, agents, lineup, args.seed, delay=0.0, color=True)
     n_players = engine.num_players
-    points = np.zeros((args.games, n_players))
-    wins = np.zeros((args.games, n_players))
-    rolls = np.zeros(args.games)
-    decisions = np.zeros(args.games)
-    truncated = 0
-    out = open(args.record, "w", encoding="utf-8") if args.record else None
+    # running sums, not per-game arrays: any number of games fits in memory
+    points = np.zeros(n_players)
+    squares = np.zeros(n_players)
+    wins = np.zeros(n_players)
+    rolls = decisions = truncated = 0
     start = time.perf_counter()
     try:
         with tqdm(total=args.games, unit="game", disable=args.no_progress, desc="simulate") as bar:
@@ -55,29 +58,31 @@ def run(args: argparse.Namespace) -> int:
                 seeds = args.seed + first + np.arange(count)
                 res = play_batch(engine, agents, np.tile(lineup, (count, 1)), seeds,
                                  record=out is not None, agent_names=unique)
-                sl = slice(first, first + count)
-                points[sl] = res.points
-                wins[sl] = res.ranks == 1
-                rolls[sl] = res.rolls
-                decisions[sl] = res.decisions
+                points += res.points.sum(axis=0)
+                squares += (res.points.astype(np.float64) ** 2).sum(axis=0)
+                wins += (res.ranks == 1).sum(axis=0)
+                rolls += int(res.rolls.sum())
+                decisions += int(res.decisions.sum())
                 truncated += int(res.truncated.sum())
                 if out is not None:
-                    write_records(res.records, out)
+                    write_records(res.records, out, args.record)
                 bar.update(count)
     finally:
         if out is not None:
             out.close()
     elapsed = time.perf_counter() - start
-    print(f"{engine.variant}, {n_players} players, {args.games} games, "
-          f"seeds {args.seed}..{args.seed + args.games - 1}, "
+    g = args.games
+    print(f"{engine.variant}, {n_players} players, {g} games, "
+          f"seeds {args.seed}..{args.seed + g - 1}, "
           f"options {engine.config.options}")
     print(f"{'seat':>4}  {'agent':<20}{'mean points':>12}{'± 95%':>8}{'win rate':>10}")
     for seat in range(n_players):
-        half = 1.96 * points[:, seat].std(ddof=1) / np.sqrt(args.games) if args.games > 1 else float("nan")
-        print(f"{seat:>4}  {names[seat]:<20}{points[:, seat].mean():>12.2f}{half:>8.2f}{wins[:, seat].mean():>10.3f}")
-    print(f"mean game length: {rolls.mean():.1f} rolls, {decisions.mean():.1f} decisions; "
+        mean = points[seat] / g
+        half = 1.96 * np.sqrt(max(squares[seat] - g * mean**2, 0.0) / (g - 1) / g) if g > 1 else float("nan")
+        print(f"{seat:>4}  {names[seat]:<20}{mean:>12.2f}{half:>8.2f}{wins[seat] / g:>10.3f}")
+    print(f"mean game length: {rolls / g:.1f} rolls, {decisions / g:.1f} decisions; "
           f"truncated games: {truncated}")
-    print(f"{args.games / elapsed:,.0f} games/s ({decisions.sum() / elapsed:,.0f} decisions/s) in {elapsed:.1f} s")
+    print(f"{g / elapsed:,.0f} games/s ({decisions / elapsed:,.0f} decisions/s) in {elapsed:.1f} s")
     if args.record:
         print(f"records written to {args.record}")
     return 0
