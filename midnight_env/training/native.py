@@ -1,4 +1,4 @@
-"""PPO on the batched ``VectorEnv``, cleanrl style: the whole algorithm in this one file.
+"""PPO on the batched ``VectorEnv``, cleanrl style: the whole algorithm in this one module, top to bottom.
 
 Every game of the batch has one deciding seat per step. In a self-play game every seat is the
 learner; in the other games one seat learns and the others are played by an opponent pool
@@ -11,12 +11,17 @@ packed into ``max_legal`` slots), which is what makes it fast. Optionally the ne
 imitates an agent (``imitate: expert``: behaviour cloning of its choices plus its games' returns
 for the value head), or starts from a saved model (``init_model``), and PPO goes on from there.
 
-    python experiments/ppo_native.py --total-timesteps 2000000
-    python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml
+This is the algorithm that trained the shipped models (``agents/models/ppo-*-4p``, settings in
+``configs/native-*-4p.yaml``) and the default of ``midnight train``:
 
-Writes ``runs/<exp_name>-s<seed>/``: config.yaml, metrics.csv (``charts/…``,
-``losses/…``, ``eval/…``), checkpoints/ (playable as ``ppo:path=…``), model.npz/.json and
-learning_curve.png; ``--save-model PATH`` writes the final model there too.
+    midnight train --config configs/native-midnight_party-4p.yaml
+    midnight train --algo native --total-timesteps 2000000 --override hidden_sizes=64,64
+    python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml --num-envs 256
+
+(the script takes every :class:`Args` field as a flag). Writes ``runs/<exp_name>-s<seed>/``:
+config.yaml, metrics.csv (``charts/…``, ``losses/…``, ``eval/…``), checkpoints/ (playable as
+``ppo:path=…``), model.npz/.json and learning_curve.png; ``save_model: PATH`` writes the final
+model there too. Models are written in the format of :mod:`midnight_agents.model`.
 """
 
 from __future__ import annotations
@@ -26,13 +31,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+from typing import Any
 
 # torch's OpenMP threads otherwise spin between parallel regions and fight numba's threads (and any
-# other process) for the cores: 8x slower on a busy 2-core machine. Must be set before torch loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# other process) for the cores: 8x slower on a busy 2-core machine. OpenMP reads it once, when torch
+# loads: here, before the import below (too late, and left alone, when torch was loaded already).
+if "torch" not in sys.modules:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import torch
@@ -40,15 +45,16 @@ import torch.nn as nn
 from numba import njit
 from tqdm import tqdm
 
+from midnight_agents.model import ModelError, PolicyModel, model_meta, save_model
 from midnight_agents.ppo import PPOAgent
 from midnight_env.agent import Decisions
 from midnight_env.dice import agent_streams
 from midnight_env.observation import encode_observations
 from midnight_env.registry import make_agent
 from midnight_env.state import MOVE, PLACE
-from midnight_env.training.args import parse_args, to_mapping
+from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
-from midnight_env.training.export import export_model, in_memory_model, linear_weights
+from midnight_env.training.export import linear_weights
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 from midnight_env.vector import VectorEnv
@@ -121,7 +127,7 @@ class Args:
     pool_size: int = 4
     """snapshots kept in the 'self' pool (the oldest is replaced)"""
     init_model: str = ""
-    """start from this model (NAME.npz in the midnight_agents.ppo format, same hidden_sizes) instead of a fresh network"""
+    """start from this model (NAME.npz, the midnight_agents.model format, same hidden_sizes), not a fresh network"""
     imitate: str = ""
     """agent spec to imitate before PPO (behaviour cloning + value regression); '' for none"""
     imitate_games: int = 0
@@ -240,14 +246,52 @@ def chain_advantages(values, rewards, dones, seats, learn, gamma, lam):
     return adv, trainable
 
 
+def ppo_update(net: Network, optimizer, args: Args, gen: torch.Generator, obs, slots, open_, actions, logp,
+               advantages, values, returns) -> dict[str, Any]:
+    """PPO's clipped update over a rollout's trainable decisions; the last minibatch's losses.
+
+    ``update_epochs`` passes, each over ``num_minibatches`` minibatches drawn from ``gen``:
+    ``actions`` are slots of ``slots``, ``logp`` their log-probabilities when they were chosen.
+    """
+    n = len(actions)
+    clipfracs = []
+    for _epoch in range(args.update_epochs):
+        for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
+            logits, v = net(obs[j], slots[j], open_[j])
+            logp_all = torch.log_softmax(logits, 1)
+            newlogp = logp_all.gather(1, actions[j, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(1)
+            logratio = newlogp - logp[j]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            a_j = advantages[j]
+            if args.norm_adv:
+                a_j = (a_j - a_j.mean()) / (a_j.std() + 1e-8)
+            pg_loss = torch.max(-a_j * ratio, -a_j * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            if args.clip_vloss:
+                v_clipped = values[j] + (v - values[j]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((v - returns[j]) ** 2, (v_clipped - returns[j]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((v - returns[j]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl and approx_kl > args.target_kl:
+            break
+    return {"losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs))}
+
+
 def load_weights(net: Network, path: str, engine) -> dict:
     """Copy a saved model's weights into ``net`` (refused when its game or shapes differ); its training metadata."""
-    from midnight_agents.ppo import ModelError, PolicyModel
-
     model = PolicyModel.load(path)
     model.check_engine(engine)
-    with np.load(model.npz_path) as data:
-        weights = {k: data[k] for k in data.files}
+    weights = model.weights()
     mine = net.weights()
     if weights.keys() != mine.keys() or any(weights[k].shape != mine[k].shape for k in mine):
         raise ModelError(f"model {model.npz_path} has another network shape than hidden_sizes={net_widths(net)}")
@@ -291,8 +335,17 @@ def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float
     return (np.concatenate(obs), np.concatenate(masks), np.concatenate(actions), returns.astype(np.float32))
 
 
-def main(argv=None):
-    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+    data = load_yaml(path) if path else {}
+    data.update(overrides or {})
+    if path:
+        data["config"] = str(path)
+    return from_mapping(Args, data, where=str(path) if path else "overrides")
+
+
+def train(args: Args, command: str | None = None) -> dict[str, Any]:
+    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
     torch.set_num_threads(args.threads)
     # -- seeding ---------------------------------------------------------------------------------
     np_rng = np.random.default_rng(args.seed)
@@ -319,7 +372,7 @@ def main(argv=None):
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
 
     def evaluate(step: int):
-        agent = PPOAgent(model=in_memory_model(net.weights(), engine, "tanh"))
+        agent = PPOAgent(model=PolicyModel(net.weights(), model_meta(engine, "tanh"), source="policy"))
         metrics = evaluate_policy(agent, engine, args.eval_opponents, args.eval_games, seed=10**9 + args.seed)
         logger.log(step, metrics)
         return metrics
@@ -455,35 +508,7 @@ def main(argv=None):
 
         # -- PPO update --------------------------------------------------------------------------
         n = len(idx)
-        clipfracs = []
-        for _epoch in range(args.update_epochs):
-            for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
-                logits, v = net(b_obs[j], b_slots[j], b_open[j])
-                logp_all = torch.log_softmax(logits, 1)
-                newlogp = logp_all.gather(1, b_act[j, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(1)
-                logratio = newlogp - b_logp[j]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                a_j = b_adv[j]
-                if args.norm_adv:
-                    a_j = (a_j - a_j.mean()) / (a_j.std() + 1e-8)
-                pg_loss = torch.max(-a_j * ratio, -a_j * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                if args.clip_vloss:
-                    v_clipped = b_val[j] + (v - b_val[j]).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((v - b_ret[j]) ** 2, (v_clipped - b_ret[j]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((v - b_ret[j]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-            if args.target_kl and approx_kl > args.target_kl:
-                break
+        losses = ppo_update(net, optimizer, args, gen, b_obs, b_slots, b_open, b_act, b_logp, b_adv, b_val, b_ret)
 
         # -- bookkeeping ------------------------------------------------------------------------------
         if snapshots and iteration % args.snapshot_every == 0:
@@ -496,10 +521,9 @@ def main(argv=None):
             # per CPU-second of this process (all its threads): the cost, whatever else runs on the machine
             "charts/cpu_SPS": global_step / (time.process_time() - cpu_start),
             "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
-            "charts/illegal_actions": illegal,
-            "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),
-            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
-            "losses/explained_variance": float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),
+            "charts/illegal_actions": illegal, **losses,
+            "losses/explained_variance":
+                float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),
         }
         if ep_points:
             last_metrics["charts/episodic_points"] = float(np.mean(ep_points))
@@ -507,31 +531,42 @@ def main(argv=None):
             last_metrics["charts/win_rate"] = float(np.mean(ep_wins))
         logger.log(global_step, last_metrics)
         bar.update(batch_size)
-        bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}", pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
+        bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}",
+                        pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
         if args.eval_every and iteration % args.eval_every == 0:
             evaluate(global_step)
-            export_model(  # checkpoints are models in the midnight_agents.ppo format: playable
-                run_dir / "checkpoints" / f"step{global_step}", net.weights(), engine, "tanh")
+            save_model(  # checkpoints are models like the final one: playable
+                run_dir / "checkpoints" / f"step{global_step}", net.weights(), model_meta(engine, "tanh"))
     bar.close()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(global_step)
-    training = training_metadata("ppo_native", config, args.seed, seconds, global_step, code=code)
+    training = training_metadata("ppo_native", config, args.seed, seconds, global_step, cpu_seconds=cpu_seconds,
+                                 command=command, code=code)
     if previous is not None:  # a fine-tuned model carries the training it started from
         training["init_model"] = {"path": args.init_model, "training": previous}
         training["total_training_time_s"] = round(seconds + previous.get("total_training_time_s",
                                                                          previous.get("training_time_s", 0)), 1)
         training["total_env_steps"] = global_step + previous.get("total_env_steps", previous.get("env_steps", 0))
-    export_model(run_dir / "model", net.weights(), engine, "tanh", training)
+    save_model(run_dir / "model", net.weights(), model_meta(engine, "tanh", training))
     if args.save_model:
-        export_model(args.save_model, net.weights(), engine, "tanh", training)
+        save_model(args.save_model, net.weights(), model_meta(engine, "tanh", training))
     torch.save(net.state_dict(), run_dir / "checkpoints" / "final.pt")
     logger.close()
     plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
                         f"native PPO {args.variant} {N}p seed {args.seed}")
-    print(f"{run_dir}: {global_step} env steps in {seconds:.0f} s ({global_step / seconds:.0f} steps/s); "
-          f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, win rate {final['eval/win_rate']:.3f}")
-    return {"run_dir": run_dir, "metrics": last_metrics, "eval": final, "net": net, "steps": global_step}
+    return {"run_dir": run_dir, "metrics": last_metrics, "eval": final, "net": net, "steps": global_step,
+            "seconds": seconds}
 
 
-if __name__ == "__main__":
-    main()
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
+    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+    result = train(args)
+    steps, seconds, final = result["steps"], result["seconds"], result["eval"]
+    print(f"{result['run_dir']}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
+          f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, "
+          f"win rate {final['eval/win_rate']:.3f}")
+    return result
+
+
+__all__ = ["Args", "Network", "load_config", "train", "main", "chain_advantages", "ppo_update", "legal_slots"]
