@@ -6,7 +6,8 @@ Each module holds agents of one idea, behind the protocol of :mod:`midnight_env.
 ``simple``          ``random`` and the family rules: ``runner``, ``coward``, ``green_hunter``, ``placer``
 ``expert``          one ply of afterstates judged by the expected-points evaluation (``evaluation``)
 ``search``          expectimax over the die through its own next turn
-``ppo``             trained policy networks (numpy inference), the shipped models in ``models/``
+``ppo``             trained policy networks as agents, the shipped models in ``models/``
+``model``           the model format: ``NAME.npz`` weights + ``NAME.json`` metadata, numpy forward pass
 ==================  ===========================================================================
 
 They are registered by name through the entry points in pyproject.toml, like any plugin

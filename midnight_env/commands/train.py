@@ -1,26 +1,52 @@
-"""``midnight train``: MaskablePPO (sb3-contrib) from a YAML config (``midnight_env.training.sb3``)."""
+"""``midnight train``: native batched PPO (the shipped models' algorithm) or MaskablePPO, from a YAML config.
+
+``--algo native`` runs :mod:`midnight_env.training.native`, ``--algo maskable_ppo``
+:mod:`midnight_env.training.sb3`; both take the same flags and write the same kind of run folder.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from midnight_env.commands.common import UsageError
 
+# --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
+ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3"}
+DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped models
+STEPS = {"native": "env steps", "maskable_ppo": "learner decisions"}  # what total_timesteps counts
 
-def add_train_arguments(p: argparse.ArgumentParser) -> None:
+
+def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITHM) -> None:
+    p.add_argument("--algo", choices=list(ALGORITHMS), default=algo,
+                   help="native: PPO on the batched VectorEnv, in self-play and against an opponent pool "
+                        "(midnight_env.training.native; it trained the shipped models, configs/native-*.yaml); "
+                        "maskable_ppo: sb3-contrib's "
+                        f"MaskablePPO holding one seat (configs/sb3-*.yaml) (default: {algo})")
     p.add_argument("--config", metavar="FILE.yaml", help="training config (configs/*.yaml); defaults when omitted")
     p.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="set one config key, e.g. --override total_timesteps=200000 (repeatable; lists "
                         "comma-separated: --override opponents=self,expert)")
     p.add_argument("--seed", type=int, help="seed (overrides the config's)")
-    p.add_argument("--total-timesteps", type=int, help="learner decisions to train for (overrides the config's)")
+    p.add_argument("--total-timesteps", type=int,
+                   help="steps to train for, overriding the config's: env steps (every seat's decisions) for "
+                        "native, the learner's decisions for maskable_ppo")
     p.add_argument("--run-dir", help="folder that receives the run folder (default runs/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def config_from_args(args: argparse.Namespace):
-    from midnight_env.training.sb3 import load_config
+def trainer(algo: str):
+    """The training module of ``--algo``; UsageError when the train extra is not installed."""
+    if algo not in ALGORITHMS:
+        raise UsageError(f"--algo {algo!r} is not allowed: allowed are {', '.join(ALGORITHMS)}")
+    try:
+        return importlib.import_module(ALGORITHMS[algo])
+    except ImportError as err:  # pragma: no cover - depends on the installed extras
+        raise UsageError(f"training needs the train extra (pip install 'midnight-env[train]'): {err}") from None
 
+
+def config_from_args(args: argparse.Namespace):
+    """The ``--algo`` module's config: ``--config`` file, then ``--override`` pairs, then the flags."""
     overrides = {}
     for pair in args.override or []:
         key, eq, value = pair.partition("=")
@@ -32,29 +58,27 @@ def config_from_args(args: argparse.Namespace):
             overrides[key] = getattr(args, key)
     if args.no_progress:
         overrides["progress"] = False
-    return load_config(args.config, overrides)
+    return trainer(args.algo).load_config(args.config, overrides)
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a MaskablePPO agent from a YAML config",
-                       description="MaskablePPO (sb3-contrib) on the batched single-seat env against an opponent "
-                                   "pool (heuristics and frozen snapshots of itself). Writes runs/<name>/: "
-                                   "config.yaml, metrics.csv, evaluations, checkpoints/, model.npz/.json "
-                                   "(play it with --agents ppo:path=...), learning_curve.png. Needs the train "
-                                   "extra (torch, stable-baselines3, sb3-contrib).")
+    p = sub.add_parser("train", help="train a policy (native PPO or MaskablePPO) from a YAML config",
+                       description="Train a policy network against an opponent pool (heuristics and frozen "
+                                   "snapshots of itself). --algo native (default) is the batched PPO that "
+                                   "trained the shipped models; configs/native-*.yaml reproduce their settings. "
+                                   "Writes runs/<name>/: config.yaml, metrics.csv, evaluations, checkpoints/, "
+                                   "model.npz/.json (play it with --agents ppo:path=...), learning_curve.png. "
+                                   "Needs the train extra (torch; maskable_ppo also stable-baselines3, "
+                                   "sb3-contrib).")
     add_train_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
-    try:
-        from midnight_env.training.sb3 import train
-    except ImportError as err:  # pragma: no cover - depends on the installed extras
-        raise UsageError(f"training needs the train extra (pip install 'midnight-env[train]'): {err}") from None
-    result = train(config)
+    result = trainer(args.algo).train(config)
     ev = result["eval"]
-    print(f"{result['run_dir']}: {result['steps']} learner decisions in {result['seconds']:.0f} s; "
+    print(f"{result['run_dir']}: {result['steps']} {STEPS[args.algo]} in {result['seconds']:.0f} s; "
           f"eval {ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} spooky points, "
           f"win rate {ev['eval/win_rate']:.3f} (model: {result['run_dir'] / 'model.npz'})")
     return 0

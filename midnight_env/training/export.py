@@ -1,14 +1,13 @@
-"""torch networks to the numpy model format of ``midnight_agents.ppo`` (so playing needs no torch)."""
+"""torch networks as the named weight arrays of the model format (:mod:`midnight_agents.model`).
+
+Only the conversion lives here; :func:`midnight_agents.model.save_model` writes the files.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-
-from midnight_agents.ppo import PolicyModel, engine_description, save_model
 
 ACTIVATION_NAMES = {"Tanh": "tanh", "ReLU": "relu"}
 
@@ -50,20 +49,3 @@ def sb3_weights(policy) -> tuple[dict[str, np.ndarray], str]:
     weights.update(linear_weights("policy", linears_of(ex.policy_net) + [policy.action_net]))
     weights.update(linear_weights("value", linears_of(ex.value_net) + [policy.value_net]))
     return weights, activation_of(ex)
-
-
-def model_meta(engine, activation: str, training: dict[str, Any] | None = None) -> dict[str, Any]:
-    meta = {**engine_description(engine), "options": dict(engine.config.options), "activation": activation}
-    if training is not None:
-        meta["training"] = training
-    return meta
-
-
-def in_memory_model(weights: dict[str, np.ndarray], engine, activation: str, name: str = "policy") -> PolicyModel:
-    """A :class:`PolicyModel` of the current weights (for evaluation without a file)."""
-    return PolicyModel(weights, model_meta(engine, activation), source=name)
-
-
-def export_model(path: str | Path, weights: dict[str, np.ndarray], engine, activation: str,
-                 training: dict[str, Any] | None = None) -> tuple[Path, Path]:
-    return save_model(path, weights, model_meta(engine, activation, training))

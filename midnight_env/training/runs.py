@@ -1,7 +1,7 @@
 """Run folders: every training run writes its resolved config and its metadata first.
 
 ``runs/<name>/`` holds ``config.yaml`` (every setting, defaults included), ``metrics.csv``,
-``tensorboard/`` (when TensorBoard is installed), ``checkpoints/`` (models in the ``midnight_agents.ppo``
+``tensorboard/`` (when TensorBoard is installed), ``checkpoints/`` (models in the ``midnight_agents.model``
 format, playable as ``ppo:path=...``), ``model.npz``/``model.json`` (the final policy) and
 ``learning_curve.png``.
 """
@@ -34,8 +34,12 @@ def make_run_dir(root: str | Path, name: str) -> Path:
 
 
 def command_line() -> str:
-    """How this process was started, for the model's metadata."""
-    return " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
+    """How this process was started, for the model's metadata: ``midnight train ...`` for the
+    installed command, ``python SCRIPT ...`` for a script."""
+    first = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    script = first is None or first.suffix == ".py" or not first.is_file()  # not a console script
+    words = [Path(sys.executable).name, *sys.argv] if script else [first.name, *sys.argv[1:]]
+    return " ".join(shlex.quote(a) for a in words)
 
 
 def code_version() -> dict[str, Any]:
@@ -51,13 +55,17 @@ def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
     return path
 
 
-def training_metadata(algorithm: str, config: dict[str, Any], seed: int, seconds: float, env_steps: int,
-                      command: str | None = None, code: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``training`` section of a model's JSON; ``code``: :func:`code_version` taken when the run started."""
+def training_metadata(algorithm: str, config: dict[str, Any], seed: int, seconds: float, env_steps: int, *,
+                      cpu_seconds: float, command: str | None = None, code: dict[str, Any] | None = None
+                      ) -> dict[str, Any]:
+    """The ``training`` section of a model's JSON: what trained it (algorithm, command, every setting,
+    seed, engine and code version) and what it cost (wall-clock ``seconds``, ``cpu_seconds`` of the
+    process, all its threads, and env steps). ``code``: :func:`code_version` taken when the run started."""
     import os
     import platform
 
     return {"algorithm": algorithm, "command": command or command_line(), "config": config, "seed": seed,
-            "training_time_s": round(seconds, 1), "env_steps": int(env_steps), "engine_version": ENGINE_VERSION,
+            "training_time_s": round(seconds, 1), "cpu_time_s": round(cpu_seconds, 1), "env_steps": int(env_steps),
+            "engine_version": ENGINE_VERSION,
             **(code if code is not None else code_version()), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "machine": f"{platform.machine()} {platform.processor() or platform.system()}, {os.cpu_count()} CPUs"}

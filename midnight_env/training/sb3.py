@@ -6,9 +6,9 @@ opponent pool, drawn per game and seat from the game's seed: heuristic agents by
 ``self``, frozen snapshots of the policy (numpy copies taken every ``snapshot_every`` steps, the
 oldest replaced once ``pool_size`` are kept). The run folder gets the resolved config, metrics
 (CSV, TensorBoard when installed), evaluations against fixed heuristics, checkpoints in the
-``midnight_agents.ppo`` model format, the final model and a learning-curve PNG.
+``midnight_agents.model`` format, the final model and a learning-curve PNG.
 
-    midnight train --config configs/sb3-midnight_party-4p.yaml
+    midnight train --algo maskable_ppo --config configs/sb3-midnight_party-4p.yaml
     python experiments/train_ppo.py --config configs/sb3-midnight_party-4p.yaml --override total_timesteps=200000
 """
 
@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from midnight_agents.model import PolicyModel, model_meta, save_model
 from midnight_agents.ppo import PPOAgent
 from midnight_env.agent import Agent, Decisions
+from midnight_env.dice import GOLDEN, mix64
 from midnight_env.training.args import from_mapping, load_yaml, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 
@@ -123,14 +125,6 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     return from_mapping(TrainConfig, data, where=str(path) if path else "overrides")
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser: well-spread uint64 from game seeds (for pool draws)."""
-    x = (x + np.uint64(0x9E3779B97F4A7C15)).astype(np.uint64)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
 class OpponentPool(Agent):
     """One opponent seat-taker that hands each game to a pool member drawn from the game's seed.
 
@@ -149,8 +143,8 @@ class OpponentPool(Agent):
 
     def draw(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         seeds = np.asarray(self.seeds_of()[games], np.uint64)
-        with np.errstate(over="ignore"):
-            code = _mix(seeds * np.uint64(16) + seats.astype(np.uint64) + self.salt)
+        with np.errstate(over="ignore"):  # the sums wrap around 2**64, as splitmix64 means them to
+            code = mix64(seeds * np.uint64(16) + seats.astype(np.uint64) + self.salt + GOLDEN)
         return (code % np.uint64(len(self.members))).astype(np.int64)
 
     def act(self, decisions: Decisions) -> np.ndarray:
@@ -179,7 +173,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     import os
     import sys
 
-    if "torch" not in sys.modules:  # spinning OpenMP threads fight numba's for the cores (see ppo_native.py)
+    if "torch" not in sys.modules:  # spinning OpenMP threads fight numba's for the cores (see training.native)
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
     from sb3_contrib import MaskablePPO
@@ -188,7 +182,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
 
     from midnight_env.sb3_vec import SB3VecEnv
-    from midnight_env.training.export import export_model, in_memory_model, sb3_weights
+    from midnight_env.training.export import sb3_weights
     from midnight_env.training.logger import MetricLogger, plot_learning_curve
     from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 
@@ -244,7 +238,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
 
     def current_model(name: str = "policy"):
         weights, act = sb3_weights(model.policy)
-        return weights, act, in_memory_model(weights, engine, act, name)
+        return weights, act, PolicyModel(weights, model_meta(engine, act), source=name)
 
     def take_snapshot(k: int) -> None:
         if not self_slots:
@@ -313,7 +307,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
                 self.next_eval += config.eval_every
             if self.next_ckpt and t >= self.next_ckpt:
                 weights, act, _ = current_model()
-                export_model(run_dir / "checkpoints" / f"step{t}", weights, engine, act)
+                save_model(run_dir / "checkpoints" / f"step{t}", weights, model_meta(engine, act))
                 self.next_ckpt += config.checkpoint_every
             return not (config.max_seconds and time.perf_counter() - start > config.max_seconds)
 
@@ -326,14 +320,14 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
 
     model.learn(total_timesteps=config.total_timesteps, callback=Hooks(), progress_bar=config.progress,
                 log_interval=1)
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(model.num_timesteps)
     training = training_metadata("maskable_ppo (sb3-contrib)", resolved, config.seed, seconds, model.num_timesteps,
-                                 command=command, code=code)
+                                 cpu_seconds=cpu_seconds, command=command, code=code)
     weights, act, _ = current_model()
-    export_model(run_dir / "model", weights, engine, act, training)
+    save_model(run_dir / "model", weights, model_meta(engine, act, training))
     if config.save_model:
-        export_model(config.save_model, weights, engine, act, training)
+        save_model(config.save_model, weights, model_meta(engine, act, training))
     model.save(run_dir / "checkpoints" / "final_sb3.zip")
     metrics.close()
     plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",

@@ -1,0 +1,189 @@
+"""The model format: a small MLP stored as ``NAME.npz`` (weights) + ``NAME.json`` (metadata).
+
+Every trainer writes models through :func:`save_model` and every player reads them through
+:class:`PolicyModel`; nothing else knows the files. The forward pass is numpy only, so playing a
+model needs neither torch nor stable-baselines3.
+
+Network, as the weight names in the ``.npz`` say (``W`` stored as torch does, ``(out, in)``)::
+
+    h = act(shared.0(obs)) ... act(shared.k(...))          shared trunk (may be empty)
+    logits = policy.m(act(... act(policy.0(h))))           last layer linear, A outputs
+    value  = value.m(act(... act(value.0(h))))             last layer linear, 1 output
+
+Metadata (``.json``): ``format``, ``variant``, ``num_players``, ``num_actions``,
+``observation_size``, ``observation_layout`` (a fingerprint of every observation index's name
+and scale), ``options``, ``activation`` and ``training`` (algorithm, command, config, seed, wall
+and CPU time, env steps, engine and code version; :func:`midnight_env.training.runs.training_metadata`).
+A model is refused, with the file and the mismatch named, by an engine of another variant,
+player count, action count or observation layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_FORMAT = "midnight-ppo/1"
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0, out=x),
+}
+SETUP_FIELDS = ("variant", "num_players", "num_actions", "observation_size", "observation_layout")
+
+
+class ModelError(ValueError):
+    """A model file that is missing, unreadable or made for another game set-up."""
+
+
+def observation_fingerprint(engine) -> str:
+    """12 hex digits naming the observation layout: every index's name plus the scales."""
+    from midnight_env.observation import observation_layout
+
+    lay = observation_layout(engine)
+    text = "\n".join(lay.names) + f"\n{lay.points_scale!r} {lay.inv_guests!r}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def model_paths(path: str | Path) -> tuple[Path, Path]:
+    """(weights .npz, metadata .json) of a model given as either file or their common stem."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".npz", ".json") else path
+    return stem.with_name(stem.name + ".npz"), stem.with_name(stem.name + ".json")
+
+
+def engine_description(engine) -> dict[str, Any]:
+    """The set-up fields a model must match (:data:`SETUP_FIELDS`), as stored in its metadata."""
+    from midnight_env.observation import observation_size
+
+    return {"variant": engine.variant, "num_players": engine.num_players, "num_actions": engine.num_actions,
+            "observation_size": observation_size(engine), "observation_layout": observation_fingerprint(engine)}
+
+
+def model_meta(engine, activation: str = "tanh", training: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The metadata of a model for ``engine``'s game: its set-up, rule options, activation and training."""
+    meta = {**engine_description(engine), "options": dict(engine.config.options), "activation": activation}
+    if training is not None:
+        meta["training"] = training
+    return meta
+
+
+def save_model(path: str | Path, weights: dict[str, np.ndarray], meta: dict[str, Any]) -> tuple[Path, Path]:
+    """Write ``path``.npz and ``path``.json; ``meta`` needs the :func:`engine_description` fields."""
+    npz, js = model_paths(path)
+    missing = [k for k in SETUP_FIELDS if k not in meta]
+    if missing:
+        raise ModelError(f"model metadata for {npz} lacks {', '.join(missing)}")
+    npz.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(npz, **{k: np.asarray(v, np.float32) for k, v in weights.items()})
+    js.write_text(json.dumps({"format": MODEL_FORMAT, "activation": "tanh", **meta}, indent=2, default=str) + "\n")
+    return npz, js
+
+
+class PolicyModel:
+    """A model's network (numpy forward pass) and the metadata it was saved with."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], source: str = "<memory>"):
+        self.source = source
+        self.meta = meta
+        if meta.get("format", MODEL_FORMAT) != MODEL_FORMAT:
+            raise ModelError(f"model {source} has format {meta.get('format')!r}: this version reads {MODEL_FORMAT!r}")
+        act = meta.get("activation", "tanh")
+        if act not in ACTIVATIONS:
+            raise ModelError(f"model {source}: activation {act!r} is not one of {', '.join(ACTIVATIONS)}")
+        self.activation = ACTIVATIONS[act]
+        self.layers = {part: self._stack(arrays, part) for part in ("shared", "policy", "value")}
+        if not self.layers["policy"] or not self.layers["value"]:
+            raise ModelError(f"model {source} has no policy.0 or value.0 layer")
+        first = self.layers["shared"] or self.layers["policy"]
+        width, outputs = first[0][0].shape[0], self.layers["policy"][-1][0].shape[1]
+        if width != meta.get("observation_size") or outputs != meta.get("num_actions"):
+            raise ModelError(f"model {source}: its network reads {width} inputs and scores {outputs} actions, "
+                             f"its metadata says {meta.get('observation_size')} and {meta.get('num_actions')}")
+        self._checked: set[int] = set()
+
+    @classmethod
+    def load(cls, path: str | Path) -> PolicyModel:
+        """Read ``path`` (``NAME.npz``, ``NAME.json`` or ``NAME``); ModelError names a missing or bad file."""
+        npz, js = model_paths(path)
+        for p in (npz, js):
+            if not p.is_file():
+                raise ModelError(f"model file {p} does not exist (a model is NAME.npz with NAME.json beside it)")
+        try:
+            meta = json.loads(js.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise ModelError(f"model file {js} is not readable JSON: {err}") from None
+        if not isinstance(meta, dict):
+            raise ModelError(f"model file {js} does not hold a JSON object")
+        try:
+            with np.load(npz) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as err:
+            raise ModelError(f"model file {npz} is not a readable .npz: {err}") from None
+        model = cls(arrays, meta, source=str(npz))
+        model.npz_path, model.json_path = npz, js
+        return model
+
+    def _stack(self, arrays: dict[str, np.ndarray], part: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        layers = []
+        while f"{part}.{len(layers)}.weight" in arrays:
+            k = len(layers)
+            w = np.ascontiguousarray(arrays[f"{part}.{k}.weight"].T, dtype=np.float32)  # (in, out): x @ w
+            layers.append((w, arrays[f"{part}.{k}.bias"].astype(np.float32)))
+        return layers
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The weights by their names in the ``.npz``, ``W`` as ``(out, in)`` (to start a trainer from)."""
+        return {f"{part}.{k}.{name}": array for part, layers in self.layers.items()
+                for k, (w, b) in enumerate(layers) for name, array in (("weight", w.T), ("bias", b))}
+
+    @property
+    def name(self) -> str:
+        return Path(self.source).stem
+
+    @property
+    def num_parameters(self) -> int:
+        return sum(w.size + b.size for part in self.layers.values() for w, b in part)
+
+    def check_engine(self, engine) -> None:
+        """ModelError naming this file and every field where ``engine`` differs from the model."""
+        if id(engine) in self._checked:
+            return
+        want = engine_description(engine)
+        wrong = [f"{k} {self.meta.get(k)!r} (the game has {v!r})" for k, v in want.items() if self.meta.get(k) != v]
+        if wrong:
+            raise ModelError(f"model {self.source} does not fit this game: it was trained for "
+                             + ", ".join(wrong))
+        self._checked.add(id(engine))
+
+    def _mlp(self, x: np.ndarray, layers) -> np.ndarray:
+        for k, (w, b) in enumerate(layers):
+            x = x @ w
+            x += b
+            if k < len(layers) - 1:
+                x = self.activation(x)
+        return x
+
+    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(logits (n, A), values (n,)) for observations (n, D)."""
+        h = np.asarray(obs, np.float32)
+        for w, b in self.layers["shared"]:
+            h = h @ w
+            h += b
+            h = self.activation(h)
+        return self._mlp(h, self.layers["policy"]), self._mlp(h, self.layers["value"])[:, 0]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        h = np.asarray(obs, np.float32)
+        for w, b in self.layers["shared"]:
+            h = h @ w
+            h += b
+            h = self.activation(h)
+        return self._mlp(h, self.layers["policy"])
+
+
+__all__ = ["MODEL_FORMAT", "ModelError", "PolicyModel", "save_model", "model_meta", "model_paths",
+           "engine_description", "observation_fingerprint"]

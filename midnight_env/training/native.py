@@ -1,0 +1,572 @@
+"""PPO on the batched ``VectorEnv``, cleanrl style: the whole algorithm in this one module, top to bottom.
+
+Every game of the batch has one deciding seat per step. In a self-play game every seat is the
+learner; in the other games one seat learns and the others are played by an opponent pool
+(heuristic agents and frozen snapshots of the policy, ``self``). Each learning seat's decisions
+form their own chain: the reward of a decision is minus the change of that seat's spooky points
+until its next decision (other seats' moves and Hugo included), and GAE runs along the chain.
+A chain's last decision in a rollout (its outcome lies in the next rollout) is bootstrapped from,
+not trained on. The policy's softmax runs over each decision's legal actions only (at most 28,
+packed into ``max_legal`` slots), which is what makes it fast. Optionally the network first
+imitates an agent (``imitate: expert``: behaviour cloning of its choices plus its games' returns
+for the value head), or starts from a saved model (``init_model``), and PPO goes on from there.
+
+This is the algorithm that trained the shipped models (``agents/models/ppo-*-4p``, settings in
+``configs/native-*-4p.yaml``) and the default of ``midnight train``:
+
+    midnight train --config configs/native-midnight_party-4p.yaml
+    midnight train --algo native --total-timesteps 2000000 --override hidden_sizes=64,64
+    python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml --num-envs 256
+
+(the script takes every :class:`Args` field as a flag). Writes ``runs/<exp_name>-s<seed>/``:
+config.yaml, metrics.csv (``charts/…``, ``losses/…``, ``eval/…``), checkpoints/ (playable as
+``ppo:path=…``), model.npz/.json and learning_curve.png; ``save_model: PATH`` writes the final
+model there too. Models are written in the format of :mod:`midnight_agents.model`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# torch's OpenMP threads otherwise spin between parallel regions and fight numba's threads (and any
+# other process) for the cores: 8x slower on a busy 2-core machine. OpenMP reads it once, when torch
+# loads: here, before the import below (too late, and left alone, when torch was loaded already).
+if "torch" not in sys.modules:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+import torch
+import torch.nn as nn
+from numba import njit
+from tqdm import tqdm
+
+from midnight_agents.model import ModelError, PolicyModel, model_meta, save_model
+from midnight_agents.ppo import PPOAgent
+from midnight_env.agent import Decisions
+from midnight_env.dice import agent_streams
+from midnight_env.observation import encode_observations
+from midnight_env.registry import make_agent
+from midnight_env.state import MOVE, PLACE
+from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
+from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
+from midnight_env.training.export import linear_weights
+from midnight_env.training.logger import MetricLogger, plot_learning_curve
+from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+from midnight_env.vector import VectorEnv
+
+
+@dataclass
+class Args:
+    config: str = ""
+    """YAML file of settings (these field names); flags given on the command line override it"""
+    exp_name: str = ""
+    """name of the run (default ppo_native-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
+    run_dir: str = "runs"
+    """folder that receives the run folders"""
+    seed: int = 1
+    """seed of torch, of the line-up draws and of the games (game i of the batch starts with seed*10**6+i)"""
+    threads: int = 2
+    """torch CPU threads (torch.set_num_threads)"""
+    variant: str = "midnight_party"
+    """rule set: midnight_party or hidden_castle"""
+    num_players: int = 4
+    """players per game"""
+    options: dict = field(default_factory=dict)
+    """rule options passed to the engine (e.g. pass_rule: always)"""
+    total_timesteps: int = 2_000_000
+    """environment steps to train for (one step = one decision in one game)"""
+    max_seconds: float = 0.0
+    """stop after this many seconds of training (0: no limit); the learning rate anneals over total_timesteps"""
+    num_envs: int = 512
+    """games played at once"""
+    num_steps: int = 64
+    """steps per game per rollout (a rollout is num_envs * num_steps env steps)"""
+    learning_rate: float = 1e-3
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    gamma: float = 1.0
+    """discount per decision of a seat (the game is finite: 1 counts every spooky point alike)"""
+    gae_lambda: float = 0.95
+    """GAE lambda along each seat's chain of decisions"""
+    num_minibatches: int = 4
+    """minibatches per update epoch"""
+    update_epochs: int = 2
+    """passes over a rollout"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    clip_coef: float = 0.2
+    """PPO clipping of the probability ratio"""
+    clip_vloss: bool = True
+    """clip the value loss as PPO does"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value-loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient-norm clipping"""
+    target_kl: float = 0.0
+    """stop an update early when the approximate KL exceeds this (0: never)"""
+    reward_scale: float = 0.1
+    """rewards (minus spooky points) are multiplied by this before learning"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [128, 128])
+    """widths of the shared tanh trunk; the policy and value heads are linear on top"""
+    max_legal: int = 32
+    """legal actions a decision may have (the softmax runs over these slots only; the rules' most is 28)"""
+    self_play: float = 1.0
+    """fraction of games where every seat is the learner; in the others one seat learns against opponents"""
+    opponents: list[str] = field(default_factory=lambda: ["self", "expert", "coward"])
+    """pool for the other seats of non-self-play games: agent specs, 'self' = a frozen snapshot"""
+    snapshot_every: int = 10
+    """iterations between snapshots of the policy added to the 'self' pool"""
+    pool_size: int = 4
+    """snapshots kept in the 'self' pool (the oldest is replaced)"""
+    init_model: str = ""
+    """start from this model (NAME.npz, the midnight_agents.model format, same hidden_sizes), not a fresh network"""
+    imitate: str = ""
+    """agent spec to imitate before PPO (behaviour cloning + value regression); '' for none"""
+    imitate_games: int = 0
+    """games the imitated agent plays (all seats) for the imitation data"""
+    imitate_epochs: int = 4
+    """passes over the imitation data"""
+    eval_every: int = 20
+    """iterations between evaluations against fixed heuristics (0: only at the end)"""
+    eval_games: int = 400
+    """games per evaluation"""
+    eval_opponents: list[str] = field(default_factory=lambda: list(EVAL_OPPONENTS))
+    """heuristic agents of the evaluation games"""
+    save_model: str = ""
+    """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
+    progress: bool = True
+    """show a progress bar"""
+    check_actions: bool = False
+    """have the engine check every action against the legal mask (slower; the smoke tests use it)"""
+
+
+class Network(nn.Module):
+    """Shared tanh trunk, linear policy (one logit per action) and value heads.
+
+    The policy is read at each decision's legal actions only, packed into ``slots`` (see
+    :func:`legal_slots`): the softmax runs over a few dozen slots instead of every action.
+    """
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: list[int]):
+        super().__init__()
+        layers, width = [], obs_size
+        for h in hidden:
+            layers += [self._init(nn.Linear(width, h), np.sqrt(2)), nn.Tanh()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.policy = self._init(nn.Linear(width, num_actions), 0.01)
+        self.value = self._init(nn.Linear(width, 1), 1.0)
+
+    @staticmethod
+    def _init(layer: nn.Linear, std: float) -> nn.Linear:
+        nn.init.orthogonal_(layer.weight, std)
+        nn.init.constant_(layer.bias, 0.0)
+        return layer
+
+    def forward(self, obs, slots, open_):
+        h = self.trunk(obs)
+        logits = self.policy(h).gather(1, slots).masked_fill(~open_, -1e9)  # empty slots get no probability
+        return logits, self.value(h).squeeze(-1)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        trunk = [m for m in self.trunk if isinstance(m, nn.Linear)]
+        return {**linear_weights("shared", trunk), **linear_weights("policy", [self.policy]),
+                **linear_weights("value", [self.value])}
+
+
+@njit(cache=True)
+def _pack_legal(legal, slots, open_):
+    most = 0
+    width = slots.shape[1]
+    for i in range(legal.shape[0]):
+        k = 0
+        for a in range(legal.shape[1]):
+            if legal[i, a]:
+                if k < width:
+                    slots[i, k] = a
+                k += 1
+        for j in range(width):
+            open_[i, j] = j < k
+            if j >= k:
+                slots[i, j] = 0
+        most = max(most, k)
+    return most
+
+
+def legal_slots(legal: np.ndarray, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(slots, open): each row's legal actions in order in its first slots (n, width), the rest closed."""
+    slots = np.empty((legal.shape[0], width), np.int64)
+    open_ = np.empty((legal.shape[0], width), np.bool_)
+    most = _pack_legal(legal, slots, open_)
+    if most > width:
+        raise ValueError(f"a decision has {most} legal actions: raise max_legal (now {width}) to at least {most}")
+    return torch.from_numpy(slots), torch.from_numpy(open_)
+
+
+def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One action per row from softmax(logits) (Gumbel-max, from the seeded generator)."""
+    u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=1)
+
+
+def chain_advantages(values, rewards, dones, seats, learn, gamma, lam):
+    """GAE along each (game, seat) chain of decisions; (advantages, trainable) of shape (T, B).
+
+    rewards (T, B, N) are every seat's rewards of step t; dones (T, B) mark steps that ended a game.
+    A chain's last decision before the rollout's end has no known outcome: not trainable.
+    """
+    T, B = values.shape
+    n = rewards.shape[2]
+    adv = np.zeros((T, B), np.float32)
+    trainable = np.zeros((T, B), bool)
+    acc = np.zeros((B, n), np.float32)  # rewards since each seat's next decision (going backwards)
+    next_v = np.zeros((B, n), np.float32)
+    next_adv = np.zeros((B, n), np.float32)
+    known = np.zeros((B, n), bool)  # the seat's next decision (or the game's end) is in this rollout
+    games = np.arange(B)
+    for t in range(T - 1, -1, -1):
+        d = dones[t]
+        acc[d], next_v[d], next_adv[d], known[d] = 0.0, 0.0, 0.0, True
+        acc += rewards[t]
+        b = games[learn[t]]
+        p = seats[t, b]
+        delta = acc[b, p] + gamma * next_v[b, p] - values[t, b]
+        a = np.where(known[b, p], delta + gamma * lam * next_adv[b, p], 0.0)
+        adv[t, b] = a
+        trainable[t, b] = known[b, p]
+        next_v[b, p], next_adv[b, p], known[b, p], acc[b, p] = values[t, b], a, True, 0.0
+    return adv, trainable
+
+
+def ppo_update(net: Network, optimizer, args: Args, gen: torch.Generator, obs, slots, open_, actions, logp,
+               advantages, values, returns) -> dict[str, Any]:
+    """PPO's clipped update over a rollout's trainable decisions; the last minibatch's losses.
+
+    ``update_epochs`` passes, each over ``num_minibatches`` minibatches drawn from ``gen``:
+    ``actions`` are slots of ``slots``, ``logp`` their log-probabilities when they were chosen.
+    """
+    n = len(actions)
+    clipfracs = []
+    for _epoch in range(args.update_epochs):
+        for j in torch.randperm(n, generator=gen).chunk(args.num_minibatches):
+            logits, v = net(obs[j], slots[j], open_[j])
+            logp_all = torch.log_softmax(logits, 1)
+            newlogp = logp_all.gather(1, actions[j, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(1)
+            logratio = newlogp - logp[j]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            a_j = advantages[j]
+            if args.norm_adv:
+                a_j = (a_j - a_j.mean()) / (a_j.std() + 1e-8)
+            pg_loss = torch.max(-a_j * ratio, -a_j * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            if args.clip_vloss:
+                v_clipped = values[j] + (v - values[j]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((v - returns[j]) ** 2, (v_clipped - returns[j]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((v - returns[j]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl and approx_kl > args.target_kl:
+            break
+    return {"losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(), "losses/entropy": ent.item(),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs))}
+
+
+def load_weights(net: Network, path: str, engine) -> dict:
+    """Copy a saved model's weights into ``net`` (refused when its game or shapes differ); its training metadata."""
+    model = PolicyModel.load(path)
+    model.check_engine(engine)
+    weights = model.weights()
+    mine = net.weights()
+    if weights.keys() != mine.keys() or any(weights[k].shape != mine[k].shape for k in mine):
+        raise ModelError(f"model {model.npz_path} has another network shape than hidden_sizes={net_widths(net)}")
+    trunk = [m for m in net.trunk if isinstance(m, nn.Linear)]
+    layers = {**{f"shared.{k}": m for k, m in enumerate(trunk)}, "policy.0": net.policy, "value.0": net.value}
+    with torch.no_grad():
+        for name, layer in layers.items():
+            layer.weight.copy_(torch.from_numpy(weights[f"{name}.weight"]))
+            layer.bias.copy_(torch.from_numpy(weights[f"{name}.bias"]))
+    return model.meta.get("training", {})
+
+
+def net_widths(net: Network) -> list[int]:
+    return [m.out_features for m in net.trunk if isinstance(m, nn.Linear)]
+
+
+def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float):
+    """Observations, masks, the agent's choices and each decision's return from games it plays with itself."""
+    agent = make_agent(spec)
+    seeds = seed + np.arange(games)
+    state = engine.new_games(seeds)
+    rng = agent_streams(seeds, stream=7)
+    obs, masks, actions, before, game, seat = [], [], [], [], [], []
+    while True:
+        deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
+        if not len(deciding):
+            break
+        choice = agent.act(Decisions(engine, state, deciding, rng))
+        obs.append(encode_observations(engine, state, deciding))
+        masks.append(state.legal[deciding])
+        actions.append(choice)
+        players = state.player[deciding].astype(np.int64)
+        before.append(state.spooky[deciding, players])
+        game.append(deciding)
+        seat.append(players)
+        full = np.full(len(seeds), -1, np.int64)
+        full[deciding] = choice
+        engine.step(state, full)
+    game, seat = np.concatenate(game), np.concatenate(seat)
+    returns = (np.concatenate(before) - state.spooky[game, seat]) * reward_scale  # minus points still to come
+    return (np.concatenate(obs), np.concatenate(masks), np.concatenate(actions), returns.astype(np.float32))
+
+
+def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+    data = load_yaml(path) if path else {}
+    data.update(overrides or {})
+    if path:
+        data["config"] = str(path)
+    return from_mapping(Args, data, where=str(path) if path else "overrides")
+
+
+def train(args: Args, command: str | None = None) -> dict[str, Any]:
+    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
+    torch.set_num_threads(args.threads)
+    # -- seeding ---------------------------------------------------------------------------------
+    np_rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    envs = VectorEnv(args.num_envs, args.variant, args.num_players, seed=args.seed * 10**6, copy=False,
+                     check=args.check_actions, **args.options)
+    engine, B, N, A, D = envs.engine, args.num_envs, envs.num_players, envs.num_actions, envs.obs_size
+    T = args.num_steps
+    batch_size = B * T
+    num_iterations = max(1, args.total_timesteps // batch_size)
+    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'ppo_native-{args.variant}-{N}p'}-s{args.seed}")
+    config = to_mapping(args)
+    write_config(run_dir, config)
+    logger = MetricLogger(run_dir)
+    code = code_version()
+    start, cpu_start = time.perf_counter(), time.process_time()
+
+    net = Network(D, A, args.hidden_sizes)
+    previous = None
+    if args.init_model:
+        previous = load_weights(net, args.init_model, engine)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    def evaluate(step: int):
+        agent = PPOAgent(model=PolicyModel(net.weights(), model_meta(engine, "tanh"), source="policy"))
+        metrics = evaluate_policy(agent, engine, args.eval_opponents, args.eval_games, seed=10**9 + args.seed)
+        logger.log(step, metrics)
+        return metrics
+
+    # -- optional warm start: imitate an agent ------------------------------------------------------
+    if args.imitate and args.imitate_games > 0:
+        o, masks, choices, r = imitation_data(engine, args.imitate, args.imitate_games,
+                                              args.seed * 10**6 + 5 * 10**8, args.reward_scale)
+        o, r = torch.from_numpy(o), torch.from_numpy(r)
+        sl, op = legal_slots(masks, args.max_legal)
+        a = (sl == torch.from_numpy(choices)[:, None]).int().argmax(1)  # the agent's choice as a slot
+        n = len(a)
+        probe = torch.arange(min(n, 20000))
+
+        def accuracy() -> float:
+            with torch.no_grad():
+                return (net(o[probe], sl[probe], op[probe])[0].argmax(1) == a[probe]).float().mean().item()
+
+        logger.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
+        for _epoch in range(args.imitate_epochs):
+            ces, vls = [], []
+            for idx in torch.randperm(n, generator=gen).split(1024):
+                logits, v = net(o[idx], sl[idx], op[idx])
+                ce = nn.functional.cross_entropy(logits, a[idx])
+                vloss = ((v - r[idx]) ** 2).mean()
+                optimizer.zero_grad()
+                (ce + args.vf_coef * vloss).backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+                ces.append(ce.item())
+                vls.append(vloss.item())
+            logger.log(0, {"imitation/cross_entropy": np.mean(ces), "imitation/value_loss": np.mean(vls),
+                           "imitation/accuracy": accuracy()})
+        optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # fresh moments for PPO
+
+    # -- opponent pool: heuristics by spec, 'self' = frozen snapshots --------------------------------
+    heuristics = [make_agent(s) for s in args.opponents if s != "self"]
+    specs = [s for s in args.opponents if s != "self"] + (["self"] if "self" in args.opponents else [])
+    snapshots = [copy.deepcopy(net) for _ in range(args.pool_size if "self" in specs else 0)]
+    snap_next = 0
+    H = len(heuristics)  # lineup codes: -1 learner, 0..H-1 heuristic, H+j snapshot j
+    lineup = np.full((B, N), -1, np.int64)
+
+    def draw_lineups(slots: np.ndarray) -> None:
+        for b in slots:
+            lineup[b] = -1
+            if np_rng.random() < args.self_play or not specs:
+                continue
+            learner = np_rng.integers(N)
+            for s in range(N):
+                if s != learner:
+                    k = np_rng.integers(len(specs))
+                    lineup[b, s] = k if specs[k] != "self" else H + np_rng.integers(len(snapshots))
+
+    draw_lineups(np.arange(B))
+    agent_rng = agent_streams(np.arange(B) + args.seed * 10**6, stream=3)
+
+    # -- rollout storage ----------------------------------------------------------------------------
+    obs_buf = torch.zeros((T, B, D))
+    K = args.max_legal
+    slot_buf = torch.zeros((T, B, K), dtype=torch.long)
+    open_buf = torch.zeros((T, B, K), dtype=torch.bool)
+    act_buf = torch.zeros((T, B), dtype=torch.long)
+    logp_buf = torch.zeros((T, B))
+    val_buf = np.zeros((T, B), np.float32)
+    rew_buf = np.zeros((T, B, N), np.float32)
+    done_buf = np.zeros((T, B), bool)
+    seat_buf = np.zeros((T, B), np.int64)
+    learn_buf = np.zeros((T, B), bool)
+
+    envs.reset(seed=args.seed * 10**6)
+    global_step, last_metrics = 0, {}
+    bar = tqdm(total=num_iterations * batch_size, unit="step", unit_scale=True, disable=not args.progress,
+               desc=f"ppo {args.variant} {N}p")
+    for iteration in range(1, num_iterations + 1):
+        if args.max_seconds and time.perf_counter() - start > args.max_seconds:
+            break
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (iteration - 1.0) / num_iterations)
+        t_rollout = time.perf_counter()
+        ep_points, ep_wins, illegal = [], [], 0
+        for t in range(T):
+            obs = envs.observations()
+            state = envs.state
+            seats = state.player.astype(np.int64)
+            who = lineup[np.arange(B), seats]
+            learn = who < 0
+            obs_t = torch.from_numpy(obs["observation"])
+            mask_t = torch.from_numpy(obs["action_mask"].view(np.bool_))
+            slots_t, open_t = legal_slots(obs["action_mask"], K)
+            obs_buf[t], slot_buf[t], open_buf[t] = obs_t, slots_t, open_t
+            actions = np.empty(B, np.int64)
+            li = torch.from_numpy(np.flatnonzero(learn))
+            with torch.no_grad():
+                logits, value = net(obs_t[li], slots_t[li], open_t[li])
+                a = sample(logits, gen)  # a slot
+                logp_buf[t, li] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+                act_buf[t, li] = a
+                val_buf[t, li.numpy()] = value.numpy()
+                chosen = slots_t[li].gather(1, a[:, None])
+                actions[li.numpy()] = chosen.squeeze(1).numpy()
+                illegal += int((~mask_t[li].gather(1, chosen)).sum())  # must stay 0: only legal slots are open
+                for k in np.unique(who[~learn]):
+                    games = np.flatnonzero(who == k)
+                    if k < H:
+                        actions[games] = heuristics[k].act(Decisions(engine, state, games, agent_rng))
+                    else:
+                        g = torch.from_numpy(games)
+                        pick = sample(snapshots[k - H](obs_t[g], slots_t[g], open_t[g])[0], gen)
+                        actions[games] = slots_t[g].gather(1, pick[:, None]).squeeze(1).numpy()
+            seat_buf[t], learn_buf[t] = seats, learn
+            rewards, term, trunc, info = envs.advance(actions)
+            rew_buf[t] = rewards * args.reward_scale
+            done_buf[t] = term | trunc
+            if "final_games" in info:
+                ended = info["final_games"]
+                mine = lineup[ended] < 0
+                ep_points.extend(info["final_points"][mine].tolist())
+                solo = (mine.sum(1) == 1)  # games with one learner against opponents
+                ep_wins.extend((info["final_ranks"][solo][mine[solo]] == 1).tolist())
+                draw_lineups(ended)
+        global_step += batch_size
+        rollout_time = time.perf_counter() - t_rollout
+
+        # -- advantages along each seat's chain --------------------------------------------------
+        adv, trainable = chain_advantages(val_buf, rew_buf, done_buf, seat_buf, learn_buf, args.gamma, args.gae_lambda)
+        idx = torch.from_numpy(np.flatnonzero(trainable.reshape(-1)))
+        b_obs, b_slots, b_open = obs_buf.reshape(-1, D)[idx], slot_buf.reshape(-1, K)[idx], open_buf.reshape(-1, K)[idx]
+        b_act, b_logp = act_buf.reshape(-1)[idx], logp_buf.reshape(-1)[idx]
+        b_adv = torch.from_numpy(adv.reshape(-1))[idx]
+        b_val = torch.from_numpy(val_buf.reshape(-1))[idx]
+        b_ret = b_adv + b_val
+
+        # -- PPO update --------------------------------------------------------------------------
+        n = len(idx)
+        losses = ppo_update(net, optimizer, args, gen, b_obs, b_slots, b_open, b_act, b_logp, b_adv, b_val, b_ret)
+
+        # -- bookkeeping ------------------------------------------------------------------------------
+        if snapshots and iteration % args.snapshot_every == 0:
+            snapshots[snap_next].load_state_dict(net.state_dict())
+            snap_next = (snap_next + 1) % len(snapshots)
+        var_y = b_ret.var()
+        elapsed = time.perf_counter() - start
+        last_metrics = {
+            "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": global_step / elapsed,
+            # per CPU-second of this process (all its threads): the cost, whatever else runs on the machine
+            "charts/cpu_SPS": global_step / (time.process_time() - cpu_start),
+            "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
+            "charts/illegal_actions": illegal, **losses,
+            "losses/explained_variance":
+                float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),
+        }
+        if ep_points:
+            last_metrics["charts/episodic_points"] = float(np.mean(ep_points))
+        if ep_wins:
+            last_metrics["charts/win_rate"] = float(np.mean(ep_wins))
+        logger.log(global_step, last_metrics)
+        bar.update(batch_size)
+        bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}",
+                        pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
+        if args.eval_every and iteration % args.eval_every == 0:
+            evaluate(global_step)
+            save_model(  # checkpoints are models like the final one: playable
+                run_dir / "checkpoints" / f"step{global_step}", net.weights(), model_meta(engine, "tanh"))
+    bar.close()
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    final = evaluate(global_step)
+    training = training_metadata("ppo_native", config, args.seed, seconds, global_step, cpu_seconds=cpu_seconds,
+                                 command=command, code=code)
+    if previous is not None:  # a fine-tuned model carries the training it started from
+        training["init_model"] = {"path": args.init_model, "training": previous}
+        training["total_training_time_s"] = round(seconds + previous.get("total_training_time_s",
+                                                                         previous.get("training_time_s", 0)), 1)
+        training["total_env_steps"] = global_step + previous.get("total_env_steps", previous.get("env_steps", 0))
+    save_model(run_dir / "model", net.weights(), model_meta(engine, "tanh", training))
+    if args.save_model:
+        save_model(args.save_model, net.weights(), model_meta(engine, "tanh", training))
+    torch.save(net.state_dict(), run_dir / "checkpoints" / "final.pt")
+    logger.close()
+    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
+                        f"native PPO {args.variant} {N}p seed {args.seed}")
+    return {"run_dir": run_dir, "metrics": last_metrics, "eval": final, "net": net, "steps": global_step,
+            "seconds": seconds}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
+    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+    result = train(args)
+    steps, seconds, final = result["steps"], result["seconds"], result["eval"]
+    print(f"{result['run_dir']}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
+          f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, "
+          f"win rate {final['eval/win_rate']:.3f}")
+    return result
+
+
+__all__ = ["Args", "Network", "load_config", "train", "main", "chain_advantages", "ppo_update", "legal_slots"]
