@@ -235,16 +235,20 @@ def test_the_env_names_calls_out_of_order():
 def test_a_damaged_kernel_cache_file_is_compiled_again(tmp_path):
     (tmp_path / "kernel_mod.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef plus_one(x):\n"
                                             "    return x + 1\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import midnight_env, kernel_mod; "
-            "print(kernel_mod.plus_one(41))")
-    first = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    code = "import midnight_env, kernel_mod; print(kernel_mod.plus_one(41))"
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+
+    def run():
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+
+    first = run()
     assert first.stdout.strip() == "42", first.stderr
     for cached in (tmp_path / "__pycache__").glob("kernel_mod*.nb*"):
         cached.write_bytes(cached.read_bytes()[:20])  # truncated, as after a crash mid-write
-    again = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    again = run()
     assert again.returncode == 0 and again.stdout.strip() == "42", again.stderr
     assert "is unreadable" in again.stderr and "the kernel is compiled again" in again.stderr
-    healed = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    healed = run()
     assert healed.stdout.strip() == "42" and "unreadable" not in healed.stderr  # written afresh
 
 

@@ -83,3 +83,15 @@ def test_every_package_is_listed_for_installation():
             if "__pycache__" not in init.parts:
                 found.add(module_name(init, package, folder))
     assert found == set(config["packages"])
+
+
+def test_no_sys_path_insert_anywhere():
+    """Scripts, tests and the library import the installed package, never a checkout by path."""
+    offenders = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if {".git", ".venv", "build"} & set(path.parts) or path.name == "test_layout.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "sys.path.insert" in line or "sys.path.append" in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not offenders, offenders
