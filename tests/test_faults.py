@@ -256,3 +256,115 @@ def test_no_warning_when_the_cache_is_sound():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Engine("hidden_castle", 2).new_games(3)
+
+
+# ------------------------------------------------------------------------------------------------
+# tournaments: outputs, databases, configurations
+
+
+def tournament(capsys, tmp_path, *extra, db="t.sqlite", agents="random,runner,coward"):
+    return run_cli(capsys, "tournament", "--players", "2", "--agents", agents, "--games", "6", "--db",
+                   str(tmp_path / db) if not os.path.isabs(db) else db, "--no-progress", *extra)
+
+
+def rows(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+
+def test_records_may_not_overwrite_the_database(capsys, tmp_path):
+    db = tmp_path / "t.sqlite"
+    assert tournament(capsys, tmp_path)[0] == 0
+    (tmp_path / "sub").mkdir()
+    os.symlink(db, tmp_path / "link.sqlite")
+    for target in (db, tmp_path / "sub" / ".." / "t.sqlite", tmp_path / "link.sqlite", Path(f"{db}-wal")):
+        code, _, err = tournament(capsys, tmp_path, "--resume", "--records", str(target))
+        assert code == 2
+        one_line_error(err, "--records", "is the database")
+    assert rows(db) == 6
+
+
+@pytest.mark.parametrize("name", ["a%41b.sqlite", "a#b.sqlite", "a?b.sqlite"])
+def test_database_names_with_uri_characters(capsys, tmp_path, name):
+    assert tournament(capsys, tmp_path, db=name)[0] == 0
+    assert tournament(capsys, tmp_path, db=name)[0] == 0  # reused: all games already there
+    code, _, err = tournament(capsys, tmp_path, "--seed", "5", db=name)  # another configuration
+    assert code == 2 and "holds another tournament configuration" in err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".sqlite") == [name]
+    assert rows(tmp_path / name) == 6
+
+
+def test_tournament_seeds_in_the_one_range(capsys, tmp_path):
+    code, _, err = tournament(capsys, tmp_path, "--seed", str(2**63))
+    assert code == 2
+    one_line_error(err, "--seed 9223372036854775808 is out of range: allowed are integers 0..2**62-1")
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_a_solo_tournament_is_rated_by_points_against_hugo(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "tournament", "--players", "1", "--agents", "expert,random", "--games", "8",
+                           "--db", str(tmp_path / "solo.sqlite"), "--no-progress")
+    assert code == 0
+    table = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit() and "expert" in line
+             or "random" in line and line.strip()[:1].isdigit()]
+    assert [r[1] for r in table] == ["expert", "random"]  # fewest points first
+    assert table[0][3] == "-"  # no rating without a finishing order
+
+
+def test_out_naming_a_file_is_refused_before_playing(capsys, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = tournament(capsys, tmp_path, "--out", str(tmp_path / "afile"))
+    assert code == 2
+    one_line_error(err, "--out", "is a file")
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_a_read_only_database_is_refused_and_left_clean(capsys, tmp_path, monkeypatch):
+    db = tmp_path / "t.sqlite"
+    assert tournament(capsys, tmp_path)[0] == 0
+    for f in tmp_path.glob("t.sqlite-*"):
+        f.unlink()
+    db.chmod(0o444)
+    if os.getuid() == 0:  # root writes anyway: judge by the mode bits, as for any other user
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: not (Path(p) == db and mode & os.W_OK)
+                            and real(p, mode, **kw))
+    code, _, err = tournament(capsys, tmp_path, "--games", "12", "--resume")
+    assert code == 2
+    one_line_error(err, "is read-only")
+    assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
+    db.chmod(0o644)
+    monkeypatch.undo()
+    assert tournament(capsys, tmp_path, "--games", "12", "--resume")[0] == 0 and rows(db) == 12
+
+
+def test_resume_with_a_changed_configuration_says_so(capsys, tmp_path):
+    assert tournament(capsys, tmp_path)[0] == 0
+    code, out, _ = tournament(capsys, tmp_path, "--seed", "9", "--resume")
+    assert code == 0 and "note: " in out and "a new tournament was started beside its 1 other" in out
+
+
+def test_two_tournaments_in_one_database_keep_their_own_leaderboards(capsys, tmp_path):
+    assert tournament(capsys, tmp_path)[0] == 0
+    assert tournament(capsys, tmp_path, "--seed", "9", "--resume")[0] == 0
+    assert tournament(capsys, tmp_path)[0] == 0
+    boards = sorted(p.name for p in tmp_path.glob("*_leaderboard.md"))
+    assert len(boards) == 3 and "t_leaderboard.md" in boards  # the first, then one per configuration
+    texts = {(tmp_path / b).read_text().split("configuration ")[1][:16] for b in boards if b != "t_leaderboard.md"}
+    assert len(texts) == 2
+
+
+def test_records_into_an_unwritable_folder_are_refused_before_playing(capsys, tmp_path):
+    code, _, err = tournament(capsys, tmp_path, "--records", str(tmp_path / "no" / "such" / "r.jsonl"))
+    assert code == 2
+    one_line_error(err, "--records", "folder", "does not exist")
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_the_missing_games_of_a_huge_tournament_come_in_batches():
+    from midnight_env.tournament.run import missing_games
+
+    batches = missing_games(10**15, {1, 3}, 4)
+    assert next(batches).tolist() == [0, 2, 4, 5] and next(batches).tolist() == [6, 7, 8, 9]

@@ -264,7 +264,7 @@ def test_foreign_sqlite_database_is_refused(tmp_path):
 
 
 def test_library_errors_name_its_parameters(tmp_path):
-    with pytest.raises(TournamentError, match=r"^seed=-1 is out of range: allowed are integers 0 or more$") as err:
+    with pytest.raises(TournamentError, match=r"^seed=-1 is out of range: allowed are integers 0..2\*\*62-1$") as err:
         make_tournament_config("midnight_party", 2, FAST, seed=-1)
     assert err.value.parameter == "seed"
     config = make_tournament_config("midnight_party", 2, FAST)
@@ -284,7 +284,7 @@ def test_library_errors_name_its_parameters(tmp_path):
 def test_cli_words_the_library_errors_as_flags(tmp_path, capsys):
     db = tmp_path / "c.sqlite"
     base = ["tournament", "--players", "2", "--agents", "random,runner,coward", "--db", str(db), "--no-progress"]
-    for extra, words in [(["--seed", "-1"], "--seed -1 is out of range: allowed are integers 0 or more"),
+    for extra, words in [(["--seed", "-1"], "--seed -1 is out of range: allowed are integers 0..2**62-1"),
                          (["--games", "0"], "--games 0 is out of range: allowed are integers 1 or more"),
                          (["--batch-size", "0"], "--batch-size 0 is out of range: allowed are integers 1 or more"),
                          (["--records", str(tmp_path)], f"--records {str(tmp_path)!r} is a directory, not a file")]:

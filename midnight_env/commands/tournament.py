@@ -8,11 +8,12 @@ slow ones) on midnight_party with 4 players, about 1,000 games (complete schedul
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
 
-from midnight_env.commands.common import parse_set_options
+from midnight_env.commands.common import UsageError, parse_set_options
 from midnight_env.config import VARIANTS
 from midnight_env.tournament import (
     DEFAULT_DB,
@@ -21,11 +22,13 @@ from midnight_env.tournament import (
     DEFAULT_VARIANT,
     TournamentError,
     default_games,
+    leaderboard_paths,
     make_tournament_config,
     print_table,
     run_tournament,
     write_leaderboard,
 )
+from midnight_env.tournament.store import database_files, same_file, tournament_keys
 
 
 def add_parser(sub) -> None:
@@ -78,16 +81,35 @@ def _in_flag_words(err: TournamentError) -> TournamentError:
     return TournamentError(text, err.parameter)
 
 
+def _leaderboard_folder(args: argparse.Namespace) -> Path:
+    """Where the leaderboard files go, checked before any game is played: a folder (made if
+    missing) that can be written, and none of the files there is the database."""
+    out = Path(args.out) if args.out else Path(args.db).resolve().parent
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file: allowed is a folder (it receives the leaderboard files)")
+    existing = next((f for f in [out, *out.parents] if f.exists()), None)
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {str(out)!r} cannot be written (folder {str(existing)!r} is not writable)")
+    for path in leaderboard_paths(out, Path(args.db).stem).values():
+        if any(same_file(path, f) for f in database_files(args.db)):
+            raise UsageError(f"--out {str(out)!r} would write {path.name} over the database {args.db!r}")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
+    out = _leaderboard_folder(args)
     try:
         config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
-                                        parse_set_options(args.options))
+                                        parse_set_options(args.options, args.variant))
         games = args.games if args.games is not None else default_games(config)
         run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
                               records=args.records, progress=not args.no_progress)
     except TournamentError as err:
         raise _in_flag_words(err) from None
     results = run_.results
+    if run_.started_beside:
+        print(f"note: {args.db} held no game of this configuration: a new tournament was started beside its "
+              f"{len(run_.started_beside)} other(s) (a changed option, agent or seed makes a new one)")
     if run_.played:
         rate = run_.played / max(run_.elapsed, 1e-9)
         print(f"played {run_.played} games in {run_.elapsed:.1f} s ({rate:.1f} games/s)")
@@ -96,9 +118,10 @@ def run(args: argparse.Namespace) -> int:
     title = (f"{config.variant}, {config.num_players} players, {results.num_games} games, seed {config.seed}")
     print_table(run_.standings, title)
     db = Path(args.db)
-    out = Path(args.out) if args.out else db.resolve().parent
     command = "midnight " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["tournament"] else None
-    paths = write_leaderboard(run_.standings, results, out, db.stem, command)
+    # one database may hold several tournaments: then each writes files of its own
+    stem = db.stem if len(tournament_keys(db)) <= 1 else f"{db.stem}_{config.key}"
+    paths = write_leaderboard(run_.standings, results, out, stem, command)
     print("written: " + ", ".join(str(p) for p in paths.values()))
     if args.records:
         missing = results.num_games - (run_.records_written or 0)

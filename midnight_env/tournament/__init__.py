@@ -30,7 +30,14 @@ from midnight_env.tournament.ratings import RATING_ORDERS, Standing, leaderboard
 from midnight_env.tournament.ratings import (
     _clustered_mean as _clustered_mean,  # tests check the interval directly
 )
-from midnight_env.tournament.report import format_table, markdown_table, plot_ratings, print_table, write_leaderboard
+from midnight_env.tournament.report import (
+    format_table,
+    leaderboard_paths,
+    markdown_table,
+    plot_ratings,
+    print_table,
+    write_leaderboard,
+)
 from midnight_env.tournament.run import TournamentRun, run_tournament
 from midnight_env.tournament.schedule import DEFAULT_GAMES, MAX_COMBINATIONS, Schedule, default_games
 from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
@@ -40,6 +47,6 @@ __all__ = [
     "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
     "RATING_ORDERS", "SLOW_AGENTS", "ResultStore", "Results", "Schedule", "Standing", "TournamentConfig",
     "TournamentError", "TournamentRun", "default_agents", "default_games", "fit_error", "format_table",
-    "leaderboard", "make_tournament_config", "markdown_table", "plot_ratings", "print_table", "run_tournament",
-    "write_leaderboard",
+    "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "plot_ratings", "print_table",
+    "run_tournament", "write_leaderboard",
 ]

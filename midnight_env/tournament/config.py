@@ -20,6 +20,7 @@ import numpy as np
 from midnight_env.config import make_config
 from midnight_env.engine import ENGINE_VERSION, Engine
 from midnight_env.registry import AgentError, list_agents, make_agent, split_specs
+from midnight_env.seeds import SEED_LIMIT, SEED_RANGE
 
 FORMAT = "midnight-tournament/1"
 DEFAULT_VARIANT = "midnight_party"
@@ -128,7 +129,7 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
         if reason is not None:
             raise TournamentError(f"agent {spec!r} cannot play {config.variant} with {config.num_players} "
                                   f"players: {reason}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise TournamentError(f"seed={seed!r} is out of range: allowed are integers 0 or more", "seed")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
+        raise TournamentError(f"seed={seed!r} is out of range: allowed are {SEED_RANGE}", "seed")
     return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),
                             seed=int(seed), options=dict(config.options))

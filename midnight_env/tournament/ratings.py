@@ -78,9 +78,14 @@ def ratings(results: Results, orders: int = RATING_ORDERS, seed: int = 0) -> tup
 
 
 def leaderboard(results: Results) -> list[Standing]:
-    """Standings, best rating (mu - 3 sigma) first."""
+    """Standings, best rating (mu - 3 sigma) first. Solo games (one player against Hugo) have no
+    finishing order to rate: their standings have no rating (nan) and go by mean points, fewest first."""
     names = results.config.agents
-    mu, sigma = ratings(results)
+    solo = results.config.num_players == 1
+    if solo:
+        mu = sigma = np.full(len(names), np.nan)
+    else:
+        mu, sigma = ratings(results)
     standings = []
     seats_deal = np.repeat(results.deals, results.config.num_players)
     for k, name in enumerate(names):
@@ -92,6 +97,6 @@ def leaderboard(results: Results) -> list[Standing]:
                                   sigma=float(sigma[k]), mean_points=mean, points_ci=half,
                                   win_rate=float((rks == 1).mean()) if len(rks) else float("nan"),
                                   mean_rank=float(rks.mean()) if len(rks) else float("nan")))
-    standings.sort(key=lambda s: -s.ordinal)
+    standings.sort(key=(lambda s: s.mean_points) if solo else (lambda s: -s.ordinal))
     return standings
 

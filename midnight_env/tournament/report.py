@@ -14,9 +14,14 @@ from midnight_env.tournament.store import Results
 _HEADER = ("rank", "agent", "games", "rating", "± 95%", "mean points", "± 95%", "win rate", "mean rank")
 
 
+def _number(value: float, digits: int) -> str:
+    return "-" if np.isnan(value) else f"{value:.{digits}f}"  # no rating: solo games
+
+
 def _rows(standings: list[Standing]) -> list[tuple[str, ...]]:
-    return [(str(i + 1), s.agent, str(s.games), f"{s.mu:.2f}", f"{1.96 * s.sigma:.2f}", f"{s.mean_points:.2f}",
-             f"{s.points_ci:.2f}", f"{s.win_rate:.3f}", f"{s.mean_rank:.3f}") for i, s in enumerate(standings)]
+    return [(str(i + 1), s.agent, str(s.games), _number(s.mu, 2), _number(1.96 * s.sigma, 2),
+             f"{s.mean_points:.2f}", _number(s.points_ci, 2), f"{s.win_rate:.3f}", f"{s.mean_rank:.3f}")
+            for i, s in enumerate(standings)]
 
 
 def format_table(standings: list[Standing]) -> str:
@@ -62,14 +67,20 @@ def markdown_table(standings: list[Standing]) -> str:
     return "\n".join(lines)
 
 
+def leaderboard_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
+    """The files :func:`write_leaderboard` writes."""
+    out_dir = Path(out_dir)
+    return {"markdown": out_dir / f"{stem}_leaderboard.md", "csv": out_dir / f"{stem}_leaderboard.csv",
+            "png": out_dir / f"{stem}_ratings.png"}
+
+
 def write_leaderboard(standings: list[Standing], results: Results, out_dir: str | Path, stem: str,
                       command: str | None = None) -> dict[str, Path]:
     """Markdown, CSV and PNG (ratings with 95 % intervals) of the standings; returns the paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg = results.config
-    paths = {"markdown": out_dir / f"{stem}_leaderboard.md", "csv": out_dir / f"{stem}_leaderboard.csv",
-             "png": out_dir / f"{stem}_ratings.png"}
+    paths = leaderboard_paths(out_dir, stem)
     head = [f"# Leaderboard: {cfg.variant}, {cfg.num_players} players", "",
             f"- games: {results.num_games} (deals of {cfg.num_players} seat-rotated copies with identical dice)",
             f"- agents: {', '.join(cfg.agents)}",
@@ -101,9 +112,13 @@ def plot_ratings(standings: list[Standing], path: str | Path, title: str) -> Non
     order = standings[::-1]  # best at the top
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.2))
     y = np.arange(len(order))
-    ax.errorbar([s.mu for s in order], y, xerr=[1.96 * s.sigma for s in order], fmt="o", capsize=4)
+    if all(np.isnan(s.mu) for s in order):  # solo games: points against Hugo, no rating
+        ax.errorbar([s.mean_points for s in order], y, xerr=[s.points_ci for s in order], fmt="o", capsize=4)
+        ax.set_xlabel("mean spooky points against Hugo (± 95 %), fewer is better")
+    else:
+        ax.errorbar([s.mu for s in order], y, xerr=[1.96 * s.sigma for s in order], fmt="o", capsize=4)
+        ax.set_xlabel("Plackett-Luce rating (mean ± 1.96 sigma)")
     ax.set_yticks(y, [s.agent for s in order])
-    ax.set_xlabel("Plackett-Luce rating (mean ± 1.96 sigma)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

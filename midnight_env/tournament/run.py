@@ -9,8 +9,8 @@ run played it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from midnight_env.registry import make_agent
 from midnight_env.tournament.config import TournamentConfig, TournamentError
 from midnight_env.tournament.ratings import Standing, leaderboard
 from midnight_env.tournament.schedule import Schedule
-from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
+from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore, check_writable, database_files, same_file
 
 
 @dataclass
@@ -32,6 +32,8 @@ class TournamentRun:
     results: Results
     standings: list[Standing]
     records_written: int | None = None  # records in the ``records`` file (None: not asked for)
+    started_beside: list[dict] = field(default_factory=list)  # other tournaments of the file, when this
+    #                                                           one started in it now
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
@@ -51,26 +53,32 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
     for name, value in (("games", games), ("batch_size", batch_size)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise TournamentError(f"{name}={value!r} is out of range: allowed are integers 1 or more", name)
-    if records is not None and Path(records).is_dir():
-        raise TournamentError(f"records={str(records)!r} is a directory, not a file", "records")
+    if records is not None:
+        if Path(records).is_dir():
+            raise TournamentError(f"records={str(records)!r} is a directory, not a file", "records")
+        if any(same_file(records, f) for f in database_files(db)):
+            raise TournamentError(f"records={str(records)!r} is the database {str(db)!r} (or one of its files): "
+                                  "allowed is another file", "records")
+        check_writable(records, "records=", "records")
     store = ResultStore.open(db, config, games, resume)
     try:
-        todo = np.array(sorted(set(range(games)) - store.done()), np.int64)
+        done = {g for g in store.done() if g < games}
         schedule = Schedule(config)
         engine = config.engine()
         agents = [make_agent(spec) for spec in config.agents]
         commit = code_commit()
         start = time.perf_counter()
-        with tqdm(total=games, initial=games - len(todo), unit="game", disable=not progress,
+        played = 0
+        with tqdm(total=games, initial=len(done), unit="game", disable=not progress,
                   desc=f"{config.variant} {config.num_players}p", smoothing=0.1) as bar:
-            for first in range(0, len(todo), batch_size):
-                chunk = todo[first:first + batch_size]
+            for chunk in missing_games(games, done, batch_size):
                 lineups, seeds, deals = schedule.games(chunk)
                 res = play_batch(engine, agents, lineups, seeds, record=records is not None,
                                  agent_names=list(config.agents))
                 store.add(chunk, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions,
                           res.truncated, commit, res.records)
                 bar.update(len(chunk))
+                played += len(chunk)
                 if on_batch is not None:
                     on_batch(chunk)
         elapsed = time.perf_counter() - start
@@ -78,4 +86,20 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
         results = store.results(games)
     finally:
         store.close()
-    return TournamentRun(config, games, len(todo), elapsed, results, leaderboard(results), written)
+    return TournamentRun(config, games, played, elapsed, results, leaderboard(results), written,
+                         store.others if store.is_new else [])
+
+
+def missing_games(games: int, done: set[int], batch_size: int) -> Iterator[np.ndarray]:
+    """The indices 0..games-1 not in ``done``, in order, ``batch_size`` at a time (never all of
+    them at once: a tournament of any length fits in memory)."""
+    chunk: list[int] = []
+    for g in range(games):
+        if g in done:
+            continue
+        chunk.append(g)
+        if len(chunk) == batch_size:
+            yield np.array(chunk, np.int64)
+            chunk = []
+    if chunk:
+        yield np.array(chunk, np.int64)

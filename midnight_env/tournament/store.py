@@ -69,6 +69,8 @@ class ResultStore:
         self.config = config
         self.key = config.key
         self.conn = _connect(self.path)
+        self.others: list[dict] = []  # the identities of the other tournaments the file held when opened
+        self.is_new = True  # the file held no game of this configuration when opened
 
     @classmethod
     def open(cls, path: str | Path, config: TournamentConfig, games: int, resume: bool = False) -> ResultStore:
@@ -78,7 +80,14 @@ class ResultStore:
         path = Path(path)
         if path.is_dir():
             raise TournamentError(f"database {str(path)!r} is a directory, not a database file", "db")
+        check_writable(path, "database ")
+        for companion in database_files(path)[1:]:  # SQLite's own: a read-only one blocks every write
+            if companion.exists() and not os.access(companion, os.W_OK):
+                raise TournamentError(f"database {str(path)!r}: its file {str(companion)!r} is read-only (left by a "
+                                      f"run on a read-only database?): make it writable, or delete it when no "
+                                      f"process uses the database; nothing was changed", "db")
         existed = path.exists() and path.stat().st_size > 0
+        held = []
         if existed:
             held = _inspect(path)
             others = [h for h in held if h[0] != config.key]
@@ -97,6 +106,8 @@ class ResultStore:
                         f"database {str(path)!r} already holds {mine[0][2]} of {games} games of this tournament; "
                         f"pass resume=True to play the rest (nothing was changed)", "resume")
         store = cls(path, config)
+        store.others = [json.loads(c) for k, c, _ in held if k != config.key]
+        store.is_new = not any(k == config.key for k, _, _ in held)
         with store.conn:
             store.conn.executescript(_SCHEMA)
             store.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
@@ -171,6 +182,47 @@ class ResultStore:
         self.conn.close()
 
 
+def database_files(path: str | Path) -> list[Path]:
+    """The database file and the two SQLite keeps beside it in WAL mode."""
+    path = Path(path)
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name the same file, through links and other spellings too."""
+    a, b = Path(a), Path(b)
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_writable(path: str | Path, label: str, parameter: str = "db") -> None:
+    """TournamentError unless ``path`` can be written: an existing file writable by this user, or a
+    new one in an existing folder this user can write (checked before any game is played).
+    ``label`` starts the message: ``"database "``, ``"records="``."""
+    path = Path(path)
+    name = f"{label}{str(path)!r}"
+    folder = path.parent
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise TournamentError(f"{name} is read-only: allowed is a file this user can write; nothing was changed",
+                                  parameter)
+    elif not folder.is_dir():
+        raise TournamentError(f"{name} cannot be created: folder {str(folder)!r} does not exist", parameter)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TournamentError(f"{name}: folder {str(folder)!r} is not writable (SQLite and atomic writes put "
+                              "files beside it); nothing was changed", parameter)
+
+
+def tournament_keys(path: str | Path) -> list[str]:
+    """The configuration keys of the tournaments a database file holds (none for a new file)."""
+    path = Path(path)
+    return [key for key, _, _ in _inspect(path)] if path.exists() and path.stat().st_size > 0 else []
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -188,7 +240,8 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _inspect(path: Path) -> list[tuple[str, str, int]]:
     """(config hash, config JSON, games stored) of every tournament in an existing file."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        # a URI, so that the file is only read: its path percent-encoded ('%', '#', '?' in a name)
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=30)
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
