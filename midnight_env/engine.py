@@ -230,6 +230,14 @@ class Engine:
         """Gallery square Hugo stands on in game ``i``, or -1 while he is on the stairs."""
         return int(K.hugo_square(state.hugo, self.rules, i))
 
+    def hugo_stair_place(self, state: GameState, i: int = 0) -> int:
+        """Stair place Hugo stands on in game ``i`` (0 = the highest value); -1 off them (cellar door, gallery)."""
+        return int(K.hugo_stair_place(state.hugo, self.rules, i))
+
+    def rooms_open(self, state: GameState, i: int = 0) -> bool:
+        """Whether rooms may be entered in game ``i``: not while Hugo is on the stairs."""
+        return bool(K.rooms_open(state.hugo, self.rules, i))
+
     def speed(self, state: GameState, i: int = 0) -> int:
         """Hugo's steps per move in game ``i`` (hidden_castle: by the clock)."""
         return int(K.hugo_speed(state.clock, self.rules, i))

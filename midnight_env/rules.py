@@ -58,6 +58,19 @@ def hugo_square(hugo, R, i):
 
 
 @njit(**_RULE)
+def hugo_stair_place(hugo, R, i):
+    """Stair place Hugo stands on (0 = the highest value), or -1 off them (cellar door, gallery)."""
+    place = hugo[i] - (R.hugo_stairs - R.num_places)  # the cellar door, if any, comes first
+    return place if 0 <= place < R.num_places else -1
+
+
+@njit(**_RULE)
+def rooms_open(hugo, R, i):
+    """Rooms are locked until Hugo has stepped onto the gallery (5)."""
+    return hugo[i] >= R.hugo_stairs
+
+
+@njit(**_RULE)
 def hugo_speed(clock, R, i):
     return R.clock_speed[clock[i]] if R.castle else R.speed
 
@@ -241,7 +254,7 @@ def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
     gallery guest's walk of ``k`` steps enters a room whose door is ``k - 1`` squares ahead; a
     room or cellar guest's first step goes to its door square or the arrow square, so one
     step more is needed."""
-    rooms_open = hugo[i] >= R.hugo_stairs  # locked until Hugo has stepped onto square 0
+    unlocked = rooms_open(hugo, R, i)
     n = 0
     on_gallery = 0
     occupied = _occupied_squares(gallery, R, i, p)
@@ -249,13 +262,13 @@ def fill_move_mask(gallery, room, stairs, hugo, legal, R, i, p, r):
         sq = _lowest_bit(occupied)
         occupied &= occupied - np.uint64(1)
         on_gallery += gallery[i, p, sq]
-        n += _moves_from(room, legal, R, i, p, r, sq, sq, 1, -1, rooms_open)  # on the door square: one step in
+        n += _moves_from(room, legal, R, i, p, r, sq, sq, 1, -1, unlocked)  # on the door square: one step in
     if R.castle:
         for q in range(R.num_rooms):
             if room[i, q] == p:  # no re-entering the room just left
-                n += _moves_from(room, legal, R, i, p, r, R.num_squares + q, R.door[q], 2, q, rooms_open)
+                n += _moves_from(room, legal, R, i, p, r, R.num_squares + q, R.door[q], 2, q, unlocked)
         if top_cellar_place(stairs, R, i, p) >= 0:
-            n += _moves_from(room, legal, R, i, p, r, R.num_squares + R.num_rooms, R.arrow, 2, -1, rooms_open)
+            n += _moves_from(room, legal, R, i, p, r, R.num_squares + R.num_rooms, R.arrow, 2, -1, unlocked)
     if not R.castle and (on_gallery == 1 or (R.pass_always and on_gallery >= 1)):
         legal[i, R.num_actions - 1] = 1
         n += 1

@@ -8,21 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from midnight_env import Engine, agent_streams, render
+from midnight_env import Engine, agent_streams
 from midnight_env.board import board_from_dict
 from midnight_env.config import CLOCK_TIMES
-from midnight_env.render import (
-    _CELL_H,
-    _CELL_W,
-    _STAIR_GUESTS,
-    HUGO_MARK,
-    KIND_WORDS,
-    PLAYER_COLOURS,
-    _ring_layout,
-    _scene,
-    render_ansi,
-    render_rgb,
-)
+from midnight_env.render import HUGO_MARK, KIND_WORDS, PLAYER_COLOURS, picture, render_ansi, render_rgb
+from midnight_env.render.layout import ring_grid
+from midnight_env.render.picture import _scene
+from midnight_env.render.text import _CELL_H, _CELL_W, _STAIR_GUESTS
 from midnight_env.state import OVER, PLACE
 
 VARIANTS = ("midnight_party", "hidden_castle")
@@ -52,8 +44,7 @@ def game(variant: str, num_players: int):
 
 def cell_lines(text: str, num_squares: int, square: int) -> list[str]:
     """The inside lines of gallery square ``square`` in a plain terminal board."""
-    _, _, cells = _ring_layout(num_squares)
-    r, c, _ = cells[square]
+    r, c, _ = ring_grid(num_squares).cells[square]
     lines = text.split("\n")
     top, left = r * (_CELL_H + 1), c * (_CELL_W + 1)
     return [lines[top + k][left + 1:left + 1 + _CELL_W].ljust(_CELL_W) for k in range(1, _CELL_H + 1)]
@@ -183,12 +174,11 @@ def test_rgb_draws_hugo_on_his_square():
     state = eng.new_games([1])
     size = 640
     scene = _scene(eng, size)
-    _, _, cells = _ring_layout(eng.board.num_squares)
     ghost = np.array([0xFB, 0xFB, 0xFF])
 
     def ghost_pixels(image, square):
-        r, c, _ = cells[square]
-        (x0, y0), (x1, y1) = scene.ax.transData.transform([(c, r), (c + 1, r + 1)])
+        x, y, w, h = scene.layout.squares[square].bounds
+        (x0, y0), (x1, y1) = scene.ax.transData.transform([(x, y), (x + w, y + h)])
         rows = slice(int(size - max(y0, y1)), int(size - min(y0, y1)))
         block = image[rows, int(x0):int(x1)]
         return int((block == ghost).all(axis=2).sum())
@@ -202,11 +192,11 @@ def test_rgb_draws_hugo_on_his_square():
 
 
 def test_rgb_keeps_few_figures_and_checks_its_size(monkeypatch):
-    monkeypatch.setattr(render, "_MAX_SCENES", 1)
+    monkeypatch.setattr(picture, "_MAX_SCENES", 1)
     eng, stages = game("midnight_party", 1)
     for size in (100, 120):
         assert render_rgb(eng, stages["setup"], size=size).shape == (size, size, 3)
-    assert len(render._SCENES) == 1
+    assert len(picture._SCENES) == 1
     with pytest.raises(ValueError, match="size=10"):
         render_rgb(eng, stages["setup"], size=10)
 

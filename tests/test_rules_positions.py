@@ -105,6 +105,21 @@ def test_hugo_names_follow_his_track(classic, castle):
             assert int(make_position(eng, hugo=name, phase="roll").hugo[0]) == k
 
 
+def test_engine_says_where_hugo_is_along_his_track(classic, castle):
+    """hugo_square, hugo_stair_place and rooms_open agree with the names of his track."""
+    for eng in (classic, castle):
+        values = eng.board.stair_values.tolist()
+        for name in hugo_names(eng):
+            s = make_position(eng, hugo=name, phase="roll")
+            square, place = eng.hugo_square(s), eng.hugo_stair_place(s)
+            if name.startswith("g"):
+                assert (square, place) == (int(name[1:]), -1) and eng.rooms_open(s)
+            elif name == "cellar door":
+                assert (square, place) == (-1, -1) and not eng.rooms_open(s)
+            else:  # "landing 10": stair place 0 holds the highest value
+                assert (square, place) == (-1, values.index(int(name.split()[1]))) and not eng.rooms_open(s)
+
+
 def test_drawing_shows_guests_hugo_doors_rooms_stairs_and_points(classic):
     s = make_position(classic, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0],
                       hugo="g13", spooky=[2, 11], roll=4)
