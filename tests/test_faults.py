@@ -368,3 +368,24 @@ def test_the_missing_games_of_a_huge_tournament_come_in_batches():
 
     batches = missing_games(10**15, {1, 3}, 4)
     assert next(batches).tolist() == [0, 2, 4, 5] and next(batches).tolist() == [6, 7, 8, 9]
+
+
+# ------------------------------------------------------------------------------------------------
+# training
+
+
+@pytest.mark.parametrize("algo", ["native", "maskable_ppo"])
+def test_a_bad_training_setting_leaves_no_run_folder(capsys, tmp_path, algo):
+    runs = tmp_path / "runs"
+    code, _, err = run_cli(capsys, "train", "--algo", algo, "--override", "bogus=1", "--run-dir", str(runs))
+    assert code == 2
+    one_line_error(err, "unknown setting 'bogus'")
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_a_malformed_training_config_is_one_line(capsys, tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("a: [1\n")
+    code, _, err = run_cli(capsys, "train", "--config", str(config), "--run-dir", str(tmp_path / "runs"))
+    assert code == 2
+    one_line_error(err, "bad.yaml is not valid YAML at line 2")

@@ -90,7 +90,15 @@ def load_yaml(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigFileError(f"config file {path} is not valid YAML{where}: "
+                              f"{getattr(err, 'problem', None) or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigFileError(f"config file {path} is not UTF-8 text (byte {err.start + 1})") from None
     if not isinstance(data, dict):
         raise ConfigFileError(f"config file {path} must hold a mapping of settings, got {type(data).__name__}")
     return data
