@@ -1,9 +1,12 @@
-"""Shared test helpers: compare a game with the position a rule says it must be in."""
+"""Shared test helpers: engines of each variant, a game with the position a rule says it must be
+in, and whole games played with random legal actions."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from midnight_env import Engine
 from midnight_env.positions import describe_position, draw_position, legal_set
 
 
@@ -28,3 +31,39 @@ def assert_position(engine, state, i: int = 0, **expected) -> None:
 def check():
     """``check(engine, state, gallery={...}, stairs={...}, spooky=[...], legal={...}, ...)``."""
     return assert_position
+
+
+@pytest.fixture
+def classic():
+    """``classic(num_players=2, **options)``: a midnight_party engine."""
+    return lambda num_players=2, **options: Engine("midnight_party", num_players, **options)
+
+
+@pytest.fixture
+def castle():
+    """``castle(num_players=2, **options)``: a hidden_castle engine."""
+    return lambda num_players=2, **options: Engine("hidden_castle", num_players, **options)
+
+
+def random_aec_game(env, seed: int, policy_seed: int = 0, record: bool = True) -> list:
+    """One whole game of a PettingZoo env with uniformly random legal actions; what every
+    ``last()`` showed, as (agent, obs, reward, terminated, truncated, info)."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(policy_seed)
+    seen = []
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if record:
+            seen.append((agent, obs, reward, term, trunc, dict(info)))
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+    return seen
+
+
+@pytest.fixture
+def random_game():
+    """``random_game(env, seed, policy_seed=0, record=True)``: :func:`random_aec_game`."""
+    return random_aec_game

@@ -22,23 +22,6 @@ PLAYERS = (2, 4, 8)
 CONFIGS = [(v, n) for v in VARIANTS for n in PLAYERS]
 
 
-def play(env, seed: int, policy_seed: int = 0, record: bool = True):
-    """Play one whole game with uniformly random legal actions; returns what every last() showed."""
-    env.reset(seed=seed)
-    rng = np.random.default_rng(policy_seed)
-    seen = []
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
-        if record:
-            seen.append((agent, obs, reward, term, trunc, dict(info)))
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[rng.integers(len(legal))]))
-    return seen
-
-
 # -- PettingZoo's own checkers --------------------------------------------------------------------
 
 
@@ -67,11 +50,11 @@ def test_render(variant, num_players, capsys):
 # -- determinism ---------------------------------------------------------------------------------
 
 
-def test_reset_with_seed_replays_identically():
+def test_reset_with_seed_replays_identically(random_game):
     env = midnight_env.env("midnight_party", 4)
-    first = play(env, seed=7)
-    play(env, seed=8)  # something else in between
-    again = play(env, seed=7)
+    first = random_game(env, seed=7)
+    random_game(env, seed=8)  # something else in between
+    again = random_game(env, seed=7)
     assert len(first) == len(again)
     for a, b in zip(first, again):
         assert a[0] == b[0] and a[2:] == b[2:]
@@ -79,10 +62,10 @@ def test_reset_with_seed_replays_identically():
         np.testing.assert_array_equal(a[1]["action_mask"], b[1]["action_mask"])
 
 
-def test_different_seed_gives_a_different_game():
+def test_different_seed_gives_a_different_game(random_game):
     env = midnight_env.env("hidden_castle", 3)
-    a = play(env, seed=1)
-    b = play(env, seed=2)
+    a = random_game(env, seed=1)
+    b = random_game(env, seed=2)
     # same policy stream: only the dice differ, and they must show
     differs = len(a) != len(b) or any(
         not np.array_equal(x[1]["observation"], y[1]["observation"]) for x, y in zip(a, b))
@@ -308,9 +291,9 @@ def test_rank_reward_comes_at_the_end_only_to_every_agent():
     np.testing.assert_allclose([final[a][0] for a in agents], rank_rewards(points)[0])
 
 
-def test_truncation_at_max_turns():
+def test_truncation_at_max_turns(random_game):
     env = midnight_env.env("midnight_party", 2, max_turns=10)
-    seen = play(env, seed=0)
+    seen = random_game(env, seed=0)
     ends = [s for s in seen if s[3] or s[4]]
     assert len(ends) == 2 and all(s[4] and not s[3] for s in ends)
     assert env.game_state.rolls[0] == 10

@@ -11,21 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from midnight_env import ActionError, Engine
+from midnight_env import ActionError
 from midnight_env.positions import make_position, play
 
 ALL_SQUARES = {f"g{s}" for s in range(28)}
 
-
-def classic(num_players: int = 2, **options) -> Engine:
-    return Engine("midnight_party", num_players, **options)
 
 
 # ------------------------------------------------------------------------------------------------
 # Hugo (section 5)
 
 
-def test_hugo_track_needs_8_steps_to_square_0_third_move_ends_on_square_1(check):
+def test_hugo_track_needs_8_steps_to_square_0_third_move_ends_on_square_1(classic, check):
     """Landing 10 (start) -3-> landing 7 -3-> landing 4 -3-> landing 3, g0, g1.
     Once he has stepped onto square 0 the rooms open: 1's guest on g21 may enter r9 (door 23)."""
     eng = classic()
@@ -46,7 +43,7 @@ def test_hugo_track_needs_8_steps_to_square_0_third_move_ends_on_square_1(check)
     (5, {"hugo_slow_from_players": 7}, 3), (6, {"hugo_slow_from_players": 7}, 3),
     (7, {"hugo_slow_from_players": 7}, 2), (2, {"hugo_slow_from_players": 2}, 2),
 ])
-def test_hugo_speed_3_or_2_from_hugo_slow_from_players(check, num_players, options, steps):
+def test_hugo_speed_3_or_2_from_hugo_slow_from_players(classic, check, num_players, options, steps):
     """Hugo on g0 moves 3 squares, or 2 with >= hugo_slow_from_players players (default 5).
         squares  0  1  2  3  4
                  H        0        0's guest on g3 is captured only at speed 3"""
@@ -63,7 +60,7 @@ def test_hugo_speed_3_or_2_from_hugo_slow_from_players(check, num_players, optio
 
 
 @pytest.mark.parametrize("roll, after", [(4, "g12"), (2, "captured")])
-def test_passing_hugo_is_safe_ending_on_him_captures(check, roll, after):
+def test_passing_hugo_is_safe_ending_on_him_captures(classic, check, roll, after):
     """squares  8  9 10 11 12
                 0     H          roll 4: passes H to g12, safe; roll 2: ends on H -> landing 10"""
     eng = classic()
@@ -80,7 +77,7 @@ def test_passing_hugo_is_safe_ending_on_him_captures(check, roll, after):
 @pytest.mark.parametrize("taken, place, value", [
     ({}, 0, 10), ({0: [1]}, 1, 9), ({0: [1], 1: [1], 2: [1], 3: [1]}, 4, 6), ({1: [1]}, 0, 10),
 ])
-def test_walk_onto_hugo_goes_to_the_free_landing_with_the_highest_value(check, taken, place, value):
+def test_walk_onto_hugo_goes_to_the_free_landing_with_the_highest_value(classic, check, taken, place, value):
     """squares 20 21 22 23 24
                0           H     roll 4: 0 ends on H; landings already taken by 1 are skipped"""
     eng = classic()
@@ -91,7 +88,7 @@ def test_walk_onto_hugo_goes_to_the_free_landing_with_the_highest_value(check, t
     check(eng, s, gallery={2: [0], 12: [1]}, stairs=stairs, spooky=[value, 0])
 
 
-def test_hugo_captures_every_group_he_steps_onto_in_order_each_group_on_one_landing(check):
+def test_hugo_captures_every_group_he_steps_onto_in_order_each_group_on_one_landing(classic, check):
     """Hugo on g2, speed 3: steps g3, g4, g5. Landing 10 is already taken (by 1).
         squares  1   2   3    4   5   6
                  0   H   001      1   0
@@ -105,7 +102,7 @@ def test_hugo_captures_every_group_he_steps_onto_in_order_each_group_on_one_land
           spooky=[18, 27], phase="roll", player=1)
 
 
-def test_all_landings_taken_captures_go_to_the_wine_cellar_which_takes_any_number(check):
+def test_all_landings_taken_captures_go_to_the_wine_cellar_which_takes_any_number(classic, check):
     """Landings 10..3 all taken; one guest of 1 already in the wine cellar.
         squares  4   5   6   7
                  H   01          Hugo's move captures g5's group -> wine cellar, 2 points each"""
@@ -130,7 +127,7 @@ def test_all_landings_taken_captures_go_to_the_wine_cellar_which_takes_any_numbe
     (4, {"g2>g6", "g2>r0", "g2>r1", "g2>r2", "pass"}),
     (5, {"g2>g7", "g2>r0", "g2>r1", "pass"}),
 ])
-def test_green_room_needs_the_exact_roll_other_rooms_take_spare_points(check, roll, legal):
+def test_green_room_needs_the_exact_roll_other_rooms_take_spare_points(classic, check, roll, legal):
     """squares  2    3    4    5     ...  8
                 0                              r0 door 2 (1 step), r1 door 3 (2 steps),
                 r0   r1        r2-       r3-   green r2 door 5 (4 steps: exactly 4), r3 7 steps"""
@@ -141,7 +138,7 @@ def test_green_room_needs_the_exact_roll_other_rooms_take_spare_points(check, ro
     check(eng, s, gallery={12: [1]}, rooms={1: 0, 9: 0}, spooky=[0, 0], phase="roll", player=1)
 
 
-def test_an_occupied_room_can_never_be_entered(check):
+def test_an_occupied_room_can_never_be_entered(classic, check):
     """r1 (door 3) holds 1's guest: 0 on g2 with a 4 may enter r0 and green r2, not r1."""
     eng = classic()
     s = make_position(eng, gallery={2: [0], 12: [1]}, rooms={1: 1, 9: 0}, hugo="g0", roll=4)
@@ -150,7 +147,7 @@ def test_an_occupied_room_can_never_be_entered(check):
     check(eng, s, legal={"g2>g6", "g2>r0", "g2>r2", "pass"})  # one's own guest too
 
 
-def test_standing_on_the_door_square_a_room_costs_one_step(check):
+def test_standing_on_the_door_square_a_room_costs_one_step(classic, check):
     """squares 14  15  16  17        0 on g16 (door of r6): r6 costs 1, r7 (door 17) costs 2.
                 r5      r6  r7       with a 1 only r6 (and the walk) is in reach"""
     eng = classic()
@@ -167,7 +164,7 @@ def test_standing_on_the_door_square_a_room_costs_one_step(check):
     (3, 7, 2, -2),  # trophy room (green, door 8): -3
     (6, 15, 2, 1),  # plain room (door 16): nothing
 ])
-def test_entering_a_room_books_red_plus_1_green_minus_3(check, room, start, roll, points):
+def test_entering_a_room_books_red_plus_1_green_minus_3(classic, check, room, start, roll, points):
     """Player 0 with 1 point enters a room from ``start``; points are booked at once."""
     eng = classic()
     s = make_position(eng, gallery={start: [0], 11: [1]}, hugo="g0", spooky=[1, 0], roll=roll)
@@ -180,14 +177,14 @@ def test_entering_a_room_books_red_plus_1_green_minus_3(check, room, start, roll
     ("g0", {"g2>g6", "g2>r0", "g2>r1", "g2>r2", "pass"}),
     ("g27", {"g2>g6", "g2>r0", "g2>r1", "g2>r2", "pass"}),
 ])
-def test_rooms_are_locked_while_hugo_is_on_the_stairs(check, hugo, legal):
+def test_rooms_are_locked_while_hugo_is_on_the_stairs(classic, check, hugo, legal):
     """0 on g2 with a 4: rooms r0, r1, r2 are in reach only once Hugo has reached square 0."""
     eng = classic()
     s = make_position(eng, gallery={2: [0], 12: [1]}, rooms={9: 0}, hugo=hugo, roll=4)
     check(eng, s, legal=legal)
 
 
-def test_rooms_unlock_when_hugo_steps_onto_square_0(check):
+def test_rooms_unlock_when_hugo_steps_onto_square_0(classic, check):
     """Hugo on landing 5. 1's 4 from g12 may not enter r5 (door 14) yet. Then Hugo moves
     (speed 3: landing 4, landing 3, g0): now 1 may enter r5 and 0 the rooms at doors 2, 3, 5."""
     eng = classic()
@@ -206,7 +203,7 @@ def test_rooms_unlock_when_hugo_steps_onto_square_0(check):
 # passing and void rolls (section 6)
 
 
-def test_pass_only_with_exactly_one_guest_on_the_gallery(check):
+def test_pass_only_with_exactly_one_guest_on_the_gallery(classic, check):
     """last_guest (default): 0 with one gallery guest (g12) may pass; with two may not."""
     eng = classic()
     s = make_position(eng, gallery={12: [0], 20: [1]}, rooms={0: 0}, hugo="g0", roll=1)
@@ -219,7 +216,7 @@ def test_pass_only_with_exactly_one_guest_on_the_gallery(check):
         play(eng, s, "pass")
 
 
-def test_pass_rule_always_allows_passing_with_any_guest_on_the_gallery(check):
+def test_pass_rule_always_allows_passing_with_any_guest_on_the_gallery(classic, check):
     eng = classic(pass_rule="always")
     s = make_position(eng, gallery={12: [0], 13: [0], 20: [1]}, hugo="g0", roll=1)
     check(eng, s, legal={"g12>g13", "g13>g14", "pass"})
@@ -228,7 +225,7 @@ def test_pass_rule_always_allows_passing_with_any_guest_on_the_gallery(check):
 
 
 @pytest.mark.parametrize("pass_rule", ["last_guest", "always"])
-def test_no_guest_on_the_gallery_the_roll_is_void(check, pass_rule):
+def test_no_guest_on_the_gallery_the_roll_is_void(classic, check, pass_rule):
     """0's guests are all in rooms or on the stairs: its 4 is void, 1 rolls next; the roll counts."""
     eng = classic(pass_rule=pass_rule)
     s = make_position(eng, gallery={10: [1]}, rooms={0: 0, 3: 0}, stairs={0: [0]}, hugo="g0",
@@ -242,7 +239,7 @@ def test_no_guest_on_the_gallery_the_roll_is_void(check, pass_rule):
 # end of a round, re-placement, end of the game (section 8)
 
 
-def test_round_ends_when_every_room_is_full_gallery_guests_go_to_the_wine_cellar(check):
+def test_round_ends_when_every_room_is_full_gallery_guests_go_to_the_wine_cellar(classic, check):
     """0 enters the laundry (r10+, door 25), the last empty room, from g23 with a 4 (+1).
     1's guest still on g1 goes to the wine cellar (+2). Then: room guests onto their door
     squares, 1 re-places its wine-cellar guest, Hugo back on landing 10, rooms locked,
@@ -263,7 +260,7 @@ def test_round_ends_when_every_room_is_full_gallery_guests_go_to_the_wine_cellar
 
 
 @pytest.mark.parametrize("spooky, first", [([3, 10], 1), ([10, 3], 0), ([10, 10], 0)])
-def test_round_ends_when_no_guest_is_on_the_gallery_most_points_rolls_first(check, spooky, first):
+def test_round_ends_when_no_guest_is_on_the_gallery_most_points_rolls_first(classic, check, spooky, first):
     """0's last gallery guest enters r0 (door 2); 1 has none on the gallery: the round ends.
     r0 -> g2, r5 -> g14; 1's landing-10 guest is re-placed; most points rolls first (tie: lower seat)."""
     eng = classic()
@@ -280,7 +277,7 @@ def test_round_ends_when_no_guest_is_on_the_gallery_most_points_rolls_first(chec
     (8, [0, 2, 1, 1, 0, 0, 2]),  # 8+8 = 16 = 16: tie, lower seat first
     (6, [2, 0, 1, 1, 0, 0, 2]),  # 6+8 = 14 < 16: 2 first
 ])
-def test_replacement_order_landing_10_first_wine_cellar_last_more_points_first(check, spooky0, queue):
+def test_replacement_order_landing_10_first_wine_cellar_last_more_points_first(classic, check, spooky0, queue):
     """1 rolls Hugo (g10 -> g11, g12, g13): 0's last gallery guest on g12 is captured to landing 8
     (+8), no guest is left on the gallery, the round ends. Stairs then:
         landing 10: 0 2 | landing 9: 0 1 1 | landing 8: 0 | wine cellar: 2
@@ -302,7 +299,7 @@ def test_replacement_order_landing_10_first_wine_cellar_last_more_points_first(c
     check(eng, s, phase="roll", player=1, supply=[0, 0, 0], stairs={}, wine_cellar=[])
 
 
-def test_game_ends_after_the_last_round_winners_share_ties(check):
+def test_game_ends_after_the_last_round_winners_share_ties(classic, check):
     """rounds=1: the round end is the game end; nobody re-places. Ties share the win."""
     eng = classic(3, rounds=1)
     s = make_position(eng, gallery={2: [0]}, rooms={5: 1}, stairs={0: [1]}, hugo="g0",
@@ -314,7 +311,7 @@ def test_game_ends_after_the_last_round_winners_share_ties(check):
     assert eng.ranks(s).tolist() == [[1, 1, 3]]
 
 
-def test_three_rounds_by_default_and_rounds_players(check):
+def test_three_rounds_by_default_and_rounds_players(classic, check):
     """Round 3 of 3 ends the game; with rounds='players' a 4-player game has a round 4."""
     for eng, over in [(classic(4), True), (classic(4, rounds="players"), False)]:
         s = make_position(eng, gallery={2: [0]}, rooms={5: 1}, hugo="g0", roll=4, round=3, rounds_done=2)
@@ -326,7 +323,7 @@ def test_three_rounds_by_default_and_rounds_players(check):
 # set-up and max_turns (sections 3, 8)
 
 
-def test_setup_places_one_guest_each_in_seat_order_on_free_squares_only(check):
+def test_setup_places_one_guest_each_in_seat_order_on_free_squares_only(classic, check):
     eng = classic(3, guests_per_player=2)
     s = eng.new_games([5])
     check(eng, s, phase="place", player=0, queue=[0, 1, 2, 0, 1, 2], hugo="landing 10", legal=ALL_SQUARES)
@@ -342,7 +339,7 @@ def test_setup_places_one_guest_each_in_seat_order_on_free_squares_only(check):
           supply=[0, 0, 0], spooky=[0, 0, 0], rolls=0)
 
 
-def test_max_turns_stops_after_that_roll_is_resolved(check):
+def test_max_turns_stops_after_that_roll_is_resolved(classic, check):
     """max_turns=5, 4 rolls made: the 5th roll is still decided, then the game stops, truncated."""
     eng = classic(max_turns=5)
     s = make_position(eng, gallery={2: [0], 20: [0], 12: [1]}, hugo="g0", phase="roll", rolls=4)
@@ -362,7 +359,7 @@ def test_max_turns_stops_after_that_roll_is_resolved(check):
     check(eng, s, phase="roll", rolls=4, truncated=False)
 
 
-def test_max_turns_round_end_and_replacement_of_the_last_roll_still_happen(check):
+def test_max_turns_round_end_and_replacement_of_the_last_roll_still_happen(classic, check):
     """Roll 5 of 5 ends the round; 1 still re-places its landing-10 guest, then the game stops."""
     eng = classic(max_turns=5)
     s = make_position(eng, gallery={2: [0]}, rooms={5: 1}, stairs={0: [1]}, hugo="g0", spooky=[0, 10],

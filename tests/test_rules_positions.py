@@ -10,17 +10,17 @@ from midnight_env.state import MOVE, ROLL
 
 
 @pytest.fixture(scope="module")
-def classic():
+def classic2():
     return Engine("midnight_party", 2)
 
 
 @pytest.fixture(scope="module")
-def castle():
+def castle3():
     return Engine("hidden_castle", 3)
 
 
-def test_position_from_a_description(classic):
-    s = make_position(classic, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0],
+def test_position_from_a_description(classic2):
+    s = make_position(classic2, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0],
                       hugo="g13", spooky=[2, 11], roll=4, rolls=9, seed=3)
     assert s.batch_size == 1
     assert s.gallery[0, 0, 14] == 2 and s.gallery[0, 1, 17] == 1 and s.gallery[0].sum() == 3
@@ -32,11 +32,11 @@ def test_position_from_a_description(classic):
     assert s.spooky[0].tolist() == [2, 11]
 
 
-def test_describe_position_rebuilds_the_same_position(classic, castle):
+def test_describe_position_rebuilds_the_same_position(classic2, castle3):
     for eng, kwargs in [
-        (classic, dict(gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0], hugo="g13",
+        (classic2, dict(gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0], hugo="g13",
                        roll=4, round=2, rounds_done=1)),
-        (castle, dict(gallery={2: [2]}, rooms={8: 0}, stairs={3: [1, 1]}, hugo="step 4", clock="24:00",
+        (castle3, dict(gallery={2: [2]}, rooms={8: 0}, stairs={3: [1, 1]}, hugo="step 4", clock="24:00",
                       phase="roll", player=2, spooky=[0, 30, 12])),
         (Engine("hidden_castle", 3, guests_per_player=2),
          dict(gallery={2: [2], 4: [0]}, phase="place", player=1, queue=[1, 0, 2, 1])),
@@ -48,18 +48,18 @@ def test_describe_position_rebuilds_the_same_position(classic, castle):
             assert describe_position(eng, s)[key] == value
 
 
-def test_the_legal_mask_is_filled_in(classic):
-    s = make_position(classic, gallery={2: [0]}, rooms={9: 0}, hugo="g0", roll=4)
-    assert {classic.layout.to_notation(int(a), 4) for a in classic.legal_actions(s)} == \
+def test_the_legal_mask_is_filled_in(classic2):
+    s = make_position(classic2, gallery={2: [0]}, rooms={9: 0}, hugo="g0", roll=4)
+    assert {classic2.layout.to_notation(int(a), 4) for a in classic2.legal_actions(s)} == \
         {"g2>g6", "g2>r0", "g2>r1", "g2>r2", "pass"}
-    s = make_position(classic, gallery={2: [0]}, phase="roll")
+    s = make_position(classic2, gallery={2: [0]}, phase="roll")
     assert not s.legal.any()
 
 
-def test_placing_order_defaults_to_seat_order_from_the_player(castle):
-    s = make_position(castle, gallery={0: [0], 1: [0], 2: [1]}, phase="place", player=1)
+def test_placing_order_defaults_to_seat_order_from_the_player(castle3):
+    s = make_position(castle3, gallery={0: [0], 1: [0], 2: [1]}, phase="place", player=1)
     # supply: 0 has 3 left, 1 has 4, 2 has 5; one each in turn from seat 1, skipping the done
-    assert describe_position(castle, s)["queue"] == [1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 2]
+    assert describe_position(castle3, s)["queue"] == [1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 2]
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -81,33 +81,33 @@ def test_placing_order_defaults_to_seat_order_from_the_player(castle):
     (dict(phase="place", queue=[0, 1]), "queue=[0, 1] places 1 guests of player 0, but 5 are not on the board"),
     (dict(round=4, phase="roll"), "round=4 is out of range: allowed are 1..3"),
 ])
-def test_bad_descriptions_name_the_bad_value(classic, kwargs, words):
+def test_bad_descriptions_name_the_bad_value(classic2, kwargs, words):
     kwargs = {"gallery": {5: [0]}, "phase": "roll", **kwargs}
     with pytest.raises(ValueError) as info:
-        make_position(classic, **kwargs)
+        make_position(classic2, **kwargs)
     assert words in str(info.value)
 
 
-def test_castle_positions_have_no_wine_cellar_and_no_negative_points(castle):
+def test_castle_positions_have_no_wine_cellar_and_no_negative_points(castle3):
     with pytest.raises(ValueError, match="has no wine cellar"):
-        make_position(castle, wine_cellar=[0], phase="roll")
+        make_position(castle3, wine_cellar=[0], phase="roll")
     with pytest.raises(ValueError, match="never below 0"):
-        make_position(castle, spooky=[-1, 0, 0], phase="roll")
+        make_position(castle3, spooky=[-1, 0, 0], phase="roll")
     with pytest.raises(ValueError, match="'landing 9'"):
-        make_position(castle, hugo="landing 9", phase="roll")
+        make_position(castle3, hugo="landing 9", phase="roll")
 
 
-def test_hugo_names_follow_his_track(classic, castle):
-    assert hugo_names(classic)[:9] == [f"landing {v}" for v in range(10, 2, -1)] + ["g0"]
-    assert hugo_names(castle)[:10] == ["cellar door"] + [f"step {v}" for v in range(10, 2, -1)] + ["g0"]
-    for eng in (classic, castle):
+def test_hugo_names_follow_his_track(classic2, castle3):
+    assert hugo_names(classic2)[:9] == [f"landing {v}" for v in range(10, 2, -1)] + ["g0"]
+    assert hugo_names(castle3)[:10] == ["cellar door"] + [f"step {v}" for v in range(10, 2, -1)] + ["g0"]
+    for eng in (classic2, castle3):
         for k, name in enumerate(hugo_names(eng)):
             assert int(make_position(eng, hugo=name, phase="roll").hugo[0]) == k
 
 
-def test_engine_says_where_hugo_is_along_his_track(classic, castle):
+def test_engine_says_where_hugo_is_along_his_track(classic2, castle3):
     """hugo_square, hugo_stair_place and rooms_open agree with the names of his track."""
-    for eng in (classic, castle):
+    for eng in (classic2, castle3):
         values = eng.board.stair_values.tolist()
         for name in hugo_names(eng):
             s = make_position(eng, hugo=name, phase="roll")
@@ -120,10 +120,10 @@ def test_engine_says_where_hugo_is_along_his_track(classic, castle):
                 assert (square, place) == (-1, values.index(int(name.split()[1]))) and not eng.rooms_open(s)
 
 
-def test_drawing_shows_guests_hugo_doors_rooms_stairs_and_points(classic):
-    s = make_position(classic, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0],
+def test_drawing_shows_guests_hugo_doors_rooms_stairs_and_points(classic2):
+    s = make_position(classic2, gallery={14: [0, 0], 17: [1]}, rooms={5: 1}, stairs={0: [1]}, wine_cellar=[0],
                       hugo="g13", spooky=[2, 11], roll=4)
-    text = draw_position(classic, s)
+    text = draw_position(classic2, s)
     lines = text.splitlines()
     assert lines[0].startswith("midnight_party, 2 players, round 1/3") and "player 0 to move a 4" in lines[0]
     second_row = lines[4:7]  # squares 14..27: numbers, doors, guests
@@ -135,14 +135,14 @@ def test_drawing_shows_guests_hugo_doors_rooms_stairs_and_points(classic):
     assert "points [2, 11]" in text and "legal  g14>g18 g14>r6 g14>r7" in text
 
 
-def test_play_applies_rolls_and_choices_and_refuses_what_is_not_due(classic):
-    s = make_position(classic, gallery={2: [0], 12: [1]}, hugo="g0", phase="roll")
-    play(classic, s, 4, "g2>r0")
+def test_play_applies_rolls_and_choices_and_refuses_what_is_not_due(classic2):
+    s = make_position(classic2, gallery={2: [0], 12: [1]}, hugo="g0", phase="roll")
+    play(classic2, s, 4, "g2>r0")
     assert (s.phase[0], s.player[0], s.room[0, 0]) == (ROLL, 1, 0)
     with pytest.raises(ValueError, match="choice 'pass' given, but the game is at phase 'roll'"):
-        play(classic, s, "pass")
-    play(classic, s, 1)
+        play(classic2, s, "pass")
+    play(classic2, s, 1)
     with pytest.raises(ValueError, match="roll 4 given, but the game is at phase 'move'"):
-        play(classic, s, 4)
+        play(classic2, s, 4)
     with pytest.raises(ActionError, match="not legal"):
-        play(classic, s, "g12>r5")
+        play(classic2, s, "g12>r5")
