@@ -1,5 +1,7 @@
 """midnight-env: the Midnight Party / Escape from the Hidden Castle rules engine and RL environments."""
 
+import sys
+
 from midnight_env import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
 from midnight_env.actions import ActionError, ActionLayout
 from midnight_env.board import Board, BoardError, load_board
@@ -37,3 +39,9 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+# The Gymnasium ids (midnight_env.registration), where gymnasium is loaded already: the engine
+# itself never imports it (``import gymnasium, midnight_env`` is the usual order).
+if "gymnasium" in sys.modules:
+    from midnight_env import registration  # noqa: F401

@@ -85,7 +85,8 @@ env plays decisions with exactly one legal choice itself; ``infos[agent]["forced
 **Checks.** ``env()`` has PettingZoo's order and bounds checks built in (``step``/``last``/
 ``observe``/``render`` before ``reset`` raise :class:`OrderError`; actions are validated against
 the space and the mask) at the cost of one attribute test, instead of the stock wrapper chain,
-which forwards every attribute through ``__getattr__`` and caps a step at ~20,000/s.
+which forwards every attribute through ``__getattr__`` at every call and so costs more than a
+step of the game itself (BENCHMARKS.md, PettingZoo ``env()``).
 ``raw_env()`` drops the order checks; actions are validated either way.
 
 **Version history.**

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import typeof
 
+from midnight_env import registration
 from midnight_env.config import ConfigError
 from midnight_env.engine import Engine
 from midnight_env.observation import observation_layout
@@ -23,6 +24,8 @@ from midnight_env.vector_kernels import forced_actions
 
 REWARDS = ("points", "rank")
 ILLEGAL_MODES = ("raise", "penalize")
+
+registration.register_envs()  # the Gymnasium ids, registered by every env module (they all import this one)
 
 
 @dataclass(frozen=True)

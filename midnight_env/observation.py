@@ -173,9 +173,9 @@ def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, 
     Every entry is written once: the counts and points directly, the one-hot sections cleared
     first. A count c is written as float32(c * inv_guests) with the product in float64; where
     float32 arithmetic gives the same for every count 0..G (``_float32_scaling_exact``: G = 4
-    for one), the gallery and stair counts are scaled in float32, twice as wide in vector code
-    (the encoder ran 9 % faster). Compiled without reference counting (like the rules, see
-    ``rules.py``): the per-row views cost nothing then.
+    for one), the gallery and stair counts are scaled in float32, which vector code does twice as
+    many of per instruction (the encoder's gain: BENCHMARKS.md). Compiled without reference
+    counting (like the rules, see ``rules.py``): the per-row views cost nothing then.
     """
     n = R.num_players
     ns = R.num_squares

@@ -137,7 +137,7 @@ def _choose_rows(legal, rng, out, lo, hi):
         r1 = r0 + width
         n = next_count
         # the next row is counted before this one is searched: its reads are under way when the
-        # search's last branch, mispredicted, flushes what follows it (the choice ran 12 % faster)
+        # search's last branch, mispredicted, flushes what follows it (BENCHMARKS.md: pipelined)
         if i + 1 < hi and _by_words(r1, r1 + width, num_words):
             next_count = _count_in_words(words, r1, r1 + width)
         if not _by_words(r0, r1, num_words):  # an empty row, the last row when the buffer has

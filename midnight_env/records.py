@@ -1,4 +1,4 @@
-"""Game records in the ``midnight-record/1`` format (shared/RECORDS.md): writing and replaying.
+"""Game records in the ``midnight-record/1`` format (docs/RECORDS.md): writing and replaying.
 
 A record holds the set-up, every roll and every decision with its legal set. ``replay_record``
 re-plays one against the engine and raises :class:`RecordError` naming the line and the event

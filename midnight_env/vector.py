@@ -37,10 +37,10 @@ depends only on its seed and its actions, never on the batch it runs in.
 
 A step is one compiled call (checks, rules, rewards and observations in a pass over the batch, then
 the finished games' results, final observations and restarts: ``midnight_env.vector_kernels``);
-batches of ``midnight_env.engine.PARALLEL_FROM`` games or more (1,024 unless the environment
+batches of ``midnight_env.threads.PARALLEL_FROM`` games or more (1,024 unless the environment
 variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores, compiled for the env's
-rule set with its numbers as constants (``midnight_env.specialize``: about 25 s the first time a
-rule set is used on a machine). Speeds: BENCHMARKS.md.
+rule set with its numbers as constants (``midnight_env.specialize``: compiled the first time a
+rule set is used on a machine, then cached). Speeds and compile times: BENCHMARKS.md.
 """
 
 from __future__ import annotations

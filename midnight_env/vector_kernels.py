@@ -146,11 +146,11 @@ def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_for
     ``seeds[i]``).
 
     Everything a step returns is written here, and Python around it only hands the buffers out:
-    right after a pass over the batch has flushed the caches, each numpy call there costs several
-    microseconds (measured: 0.13 ms per step of 4096 games for ranks, gathers and copies, now
-    0.04 ms). The final observations are written in their place in ``ended_obs`` once the games
-    that ended are listed, rather than per slot and gathered (0.09 ms of a 0.75 ms step of 4096
-    games on 2 threads went to that)."""
+    right after a pass over the batch has flushed the caches, a numpy call there (ranks, gathers,
+    copies) costs more than the work it does. The final observations are written in their place
+    in ``ended_obs`` once the games that ended are listed, rather than per slot into a (B, N, D)
+    buffer and gathered from there: a second copy, through a buffer far larger than the few rows
+    a step uses. The measurements behind both: BENCHMARKS.md, VectorEnv, "What changed"."""
     s = GameState(*s)
     R = Rules(*R)
     b = actions.shape[0]
