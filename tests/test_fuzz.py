@@ -47,7 +47,7 @@ def command_lines(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(args=command_lines())
 def test_the_command_answers_any_arguments_with_a_result_or_one_line(args, tmp_path, monkeypatch, capsys):
     import io

@@ -287,15 +287,30 @@ def test_sb3_vec_env_random_seats():
     assert (env.venv.state.player == env.seats).all()
 
 
-def test_maskable_ppo_learns_a_few_steps():
+def test_maskable_ppo_trains_on_the_sb3_vec_env_legally_and_reproducibly():
+    """MaskablePPO steps the SB3 adapter with its masks (an illegal action would raise in the env's
+    checks), updates its network, and a seed decides the run. Whether the update improves the policy
+    is tested in test_training.py."""
+    import torch
+
     MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
     from midnight_env.sb3_vec import SB3VecEnv
 
-    env = SB3VecEnv(4, "hidden_castle", 2, opponents=["random"], seed=0)
-    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
-    model.learn(total_timesteps=128)  # an illegal action would raise in the env's checks
+    def train():
+        env = SB3VecEnv(4, "hidden_castle", 2, opponents=["random"], seed=0)
+        model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+        before = [p.detach().clone() for p in model.policy.parameters()]
+        model.learn(total_timesteps=128)
+        return model, before
+
+    torch.set_num_threads(1)
+    model, before = train()
     assert model.num_timesteps >= 128
+    after = list(model.policy.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(after, before)), "the update changed nothing"
+    again, _ = train()
+    assert all(torch.equal(a, b) for a, b in zip(after, again.policy.parameters())), "same seed, other run"
 
 
 def test_benchmark_script_runs(tmp_path, capsys):
