@@ -15,7 +15,7 @@ warm-up in which numba loads or compiles its kernels, and reports the median dec
 every run with the load average when it ended, then per variant the medians of A and B and B/A,
 both of the medians and of each round's pair. Each round's pair of processes first allocates the
 same, randomly chosen padding, so that the env's arrays lie elsewhere in memory from round to round
-(where they lie moves a run's speed by several per cent).
+and where they happen to lie does not favour one side in every round.
 
 On a machine other processes keep busy, threaded runs measure mostly who held the cores (numba's
 threads wait for each other at every step); there, compare one thread on each side

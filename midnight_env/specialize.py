@@ -120,32 +120,32 @@ def _module_path(module: str, package_dir: Path) -> Path | None:
 
 def _imports(tree: ast.Module, module: str, package_dir: Path) -> set[str]:
     """The ``midnight_env`` modules that ``module`` imports, in function bodies too: for ``from X
-    import a, b`` the modules among ``X.a``, ``X.b``, and ``X`` itself where a name is no module
-    (the attributes of a package are its ``__init__``'s)."""
+    import a, b`` the modules among ``X.a`` and ``X.b``, and ``X`` itself when a name is not a
+    module (a name from a package is its ``__init__``'s)."""
     path = _module_path(module, package_dir)
     package = module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def inner(name: str) -> str | None:  # "midnight_env.a.b" -> "a.b" when that is a module here
+        if name != PACKAGE and not name.startswith(f"{PACKAGE}."):
+            return None
+        name = name[len(PACKAGE) + 1:]
+        return name if _module_path(name, package_dir) else None
+
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            candidates = [alias.name for alias in node.names]
+            found.update(inner(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative to this module's package
                 parts = package.split(".") if package else []
-                inner = parts[:len(parts) + 1 - node.level] + ([node.module] if node.module else [])
-                base = ".".join([PACKAGE, *inner])
+                base = ".".join([PACKAGE, *parts[:len(parts) + 1 - node.level], *filter(None, [node.module])])
             else:
                 base = node.module or ""
-            submodules = [f"{base}.{alias.name}" for alias in node.names]
-            candidates = [m for m in submodules if _module_path(m[len(PACKAGE) + 1:], package_dir)]
-            if len(candidates) < len(submodules):
-                candidates.append(base)
-        else:
-            continue
-        for name in candidates:
-            if name == PACKAGE or name.startswith(f"{PACKAGE}."):
-                inner_name = name[len(PACKAGE) + 1:]
-                if _module_path(inner_name, package_dir):
-                    found.add(inner_name)
+            submodules = [inner(f"{base}.{alias.name}") for alias in node.names]
+            found.update(submodules)
+            if None in submodules:
+                found.add(inner(base))
+    found.discard(None)
     return found
 
 
