@@ -59,7 +59,8 @@ def test_the_code_hash_covers_the_modules_the_copies_import_transitively():
     closure = specialize.module_closure()
     # threads only through observation, which vector_kernels imports; config imports actions in a function
     assert {"rules", "vector_kernels", "board", "config", "dice", "state", "observation", "threads",
-            "actions"} == set(closure)
+            "actions"} <= set(closure)
+    assert not {"engine", "vector", "specialize", ""} & set(closure), "nothing the kernels do not import"
     assert closure["threads"] == specialize.PACKAGE_DIR / "threads.py"
 
 
