@@ -44,7 +44,7 @@ def child(variant: str, players: int, batch: int, decisions: int, repeats: int, 
 
     pad = np.ones(pad_kib * 1024, np.uint8)  # noqa: F841 (held, and touched, until the end)
 
-    from bench_env import staggered_start, vector_decisions_per_second
+    from bench_env import staggered_start, vector_decisions_per_second  # beside this script, on sys.path
 
     from midnight_env import VectorEnv, agent_streams
 
@@ -101,7 +101,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pad-kib", type=int, default=0, help=argparse.SUPPRESS)
     ns = parser.parse_args(argv)
     if ns.child:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         child(ns.variants, ns.players, ns.batch, ns.decisions, ns.repeats, ns.pad_kib)
         return
     settings = {"A": setting(ns.a), "B": setting(ns.b)}

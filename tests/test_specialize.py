@@ -256,3 +256,18 @@ def test_midnight_specialize_turns_it_off_and_is_checked(monkeypatch):
     monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "yes")
     with pytest.raises(ValueError, match="MIDNIGHT_SPECIALIZE='yes' is not allowed: allowed are 0 .* and 1"):
         VectorEnv(b, "midnight_party", 3, seed=1).reset()
+
+
+def test_ab_benchmark_script_runs():
+    """Smoke test of experiments/bench_ab.py with a tiny budget (it measures, never asserts speed)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "bench_ab.py"
+    done = subprocess.run([sys.executable, str(script), "--a", "MIDNIGHT_SPECIALIZE=0", "--b", "MIDNIGHT_SPECIALIZE=1",
+                           "--variants", "midnight_party", "--players", "2", "--batch", "64", "--rounds", "1",
+                           "--decisions", "1280", "--repeats", "1"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"\n    0 midnight_party     A .* midnight_env\.vector_kernels\n", done.stdout), done.stdout
+    assert re.search(r"\nmidnight_party +[\d,]+ +[\d,]+ +\d+\.\d{3}", done.stdout), done.stdout
