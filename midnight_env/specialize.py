@@ -50,6 +50,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import stat
 import sys
 import time
 import warnings
@@ -409,6 +410,15 @@ def prune(directory: Path, current: str, now: float | None = None) -> list[Path]
     return removed
 
 
+def check_private(directory: Path) -> None:
+    """PermissionError unless only its owner can write ``directory``: the kernels there are Python
+    modules, and numba's cache files beside them pickles, both run when loaded."""
+    mode = directory.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise PermissionError(f"{directory} is writable by others (mode {stat.filemode(mode)}): the kernels and "
+                              "their cache run code when loaded, so only their owner may write there (chmod go-w)")
+
+
 def specialized(rules: Rules, module: str = "vector_kernels") -> ModuleType | None:
     """The copy of ``module`` (one of ``COPIED``) compiled for ``rules``; None when the kernel
     directory cannot be written (with a warning, once per process). Raises SpecializeError when a
@@ -423,12 +433,13 @@ def specialized(rules: Rules, module: str = "vector_kernels") -> ModuleType | No
         return sys.modules[wanted]
     directory = kernel_dir()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(directory)
         (directory / f"{prefix}.used").touch()  # before writing: pruning goes by this time
         wrote = [_write(directory / f"{name}.py", text) for name, text in sources.items()]
     except OSError as error:
         if not _warned:
-            warnings.warn(f"midnight_env: cannot write specialized kernels to {directory} ({error}); the "
+            warnings.warn(f"midnight_env: cannot use {directory} for specialized kernels ({error}); the "
                           f"generic ones run. MIDNIGHT_KERNEL_DIR names another directory.", stacklevel=2)
             _warned = True
         return None

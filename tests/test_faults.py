@@ -389,3 +389,16 @@ def test_a_malformed_training_config_is_one_line(capsys, tmp_path):
     code, _, err = run_cli(capsys, "train", "--config", str(config), "--run-dir", str(tmp_path / "runs"))
     assert code == 2
     one_line_error(err, "bad.yaml is not valid YAML at line 2")
+
+
+def test_a_kernel_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
+    from midnight_env import specialize
+
+    shared = tmp_path / "kernels"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("MIDNIGHT_KERNEL_DIR", str(shared))
+    monkeypatch.setattr(specialize, "_warned", False)
+    with pytest.warns(UserWarning, match=r"writable by others \(mode drwxrwxrwx\).*only their owner may write"):
+        assert specialize.specialized(Engine("hidden_castle", 2).rules) is None
+    assert list(shared.iterdir()) == []  # nothing written there
