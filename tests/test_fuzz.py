@@ -30,7 +30,7 @@ FLAGS = {
 
 def small(value: str, flag: str) -> str:
     """Keep runs short: counts of games and batch sizes stay small numbers when they are numbers."""
-    if flag in ("--games", "--batch-size") and value.lstrip("-").isdigit() and int(value) > 3:
+    if flag in ("--games", "--batch-size") and value.isascii() and value.lstrip("-").isdigit() and int(value) > 3:
         return "3"
     return value
 

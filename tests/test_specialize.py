@@ -237,7 +237,7 @@ def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch,
     monkeypatch.setattr(specialize, "_warned", False)
     b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "midnight_party", 2, seed=1, max_turns=62)  # rules no other test loads
-    with pytest.warns(UserWarning, match="cannot write specialized kernels to .*kernels.*MIDNIGHT_KERNEL_DIR"):
+    with pytest.warns(UserWarning, match="cannot use .*kernels for specialized kernels .*MIDNIGHT_KERNEL_DIR"):
         obs, _ = venv.reset()
     assert venv._step_module is vector_kernels
     streams = agent_streams(range(b))
