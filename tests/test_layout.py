@@ -82,7 +82,7 @@ def test_every_package_is_listed_for_installation():
         for init in folder.rglob("__init__.py"):
             if "__pycache__" not in init.parts:
                 found.add(module_name(init, package, folder))
-    data_only = {"midnight_env.boards", "midnight_agents.models"}  # folders of data files
+    data_only = {"midnight_env.boards", "midnight_env.web.static", "midnight_agents.models"}  # folders of data files
     assert found | data_only == set(config["packages"])
 
 
