@@ -249,7 +249,7 @@ def test_a_whole_game_is_played_and_written_as_a_record(client, data):
         again = client.post(f"/api/play/{again['id']}", json={"move": again["frame"]["legal"][-1]}).json()
     assert again["saved"] == {"file": PLAYED_FILE, "line": 2}  # the next game on the next line
     listed = client.get("/api/records", params={"file": PLAYED_FILE}).json()["games"]
-    assert [g["seed"] for g in listed] == [5, 6]
+    assert [g["seed"] for g in listed] == ["5", "6"]
 
 
 def test_a_person_may_play_hidden_castle_alone_against_hugo(client):
@@ -325,7 +325,7 @@ def test_a_malformed_or_hostile_record_is_refused_by_name(client, data, classic,
     reply = client.get("/api/game", params={"file": "bad.jsonl", "line": 2})
     assert reply.status_code == 422, reply.text
     message = reply.json()["error"]
-    assert "line 2" in message and WHY[what] in message
+    assert message.startswith("bad.jsonl: line 2") and WHY[what] in message  # the file, the line, what is wrong
     if what == "an illegal move":
         assert re.search(r"event \d+", message)
     assert client.get("/api/game", params={"file": "bad.jsonl", "line": 1}).status_code == 200
@@ -357,7 +357,10 @@ def test_no_file_outside_the_data_folder_is_read(client, data, tmp_path, name):
     (("/api/game", {"db": "t.sqlite", "key": "nope", "game": 0}), 404, "holds no tournament 'nope'"),
     (("/api/game", {"db": "t.sqlite", "key": "KEY", "game": 99}), 404, "game 99 of tournament"),
     (("/api/game", {}), 400, "say which game"),
-    (("/api/game", {"agents": "nobody", "players": 2, "seed": 1}), 400, "unknown agent 'nobody'"),
+    (("/api/game", {"agents": "nobody", "players": 2, "seed": 1}), 400, "agent 'nobody' is not one the page plays"),
+    (("/api/game", {"agents": "os:system:command=touch x", "players": 1, "seed": 1}), 400,
+     "module:Attribute agents are for the command line"),
+    (("/api/game", {"agents": "ppo:path=/etc/passwd", "players": 1, "seed": 1}), 400, "is not one the page plays"),
     (("/api/game", {"agents": "random", "variant": "chess", "players": 2, "seed": 1}), 400, "unknown variant"),
     (("/api/game", {"agents": "random", "players": 9, "seed": 1}), 400, "out of range"),
     (("/api/game", {"agents": "random,expert", "players": 3, "seed": 1}), 400, "2 agents for 3 seats"),
@@ -377,7 +380,8 @@ def test_an_unknown_game_or_agent_is_refused_by_name(client, request_, status, w
 
 
 @pytest.mark.parametrize("body, why", [
-    ({"opponents": "nobody"}, "unknown agent 'nobody'"),
+    ({"opponents": "nobody"}, "agent 'nobody' is not one the page plays"),
+    ({"opponents": "search:budget=100000000"}, "options and module:Attribute agents are for the command line"),
     ({"opponents": "ppo-midnight_party-4p"}, "cannot play midnight_party with 3 players"),
     ({"seat": 3}, "seat 3 is out of range"),
     ({"seat": "me"}, "seat 'me' is not a number"),
@@ -484,7 +488,7 @@ def test_serve_help_says_what_it_serves_and_where(capsys):
     (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid' is not an address"),
 ])
 def test_serve_refuses_bad_settings_in_one_line(capsys, argv, why):
-    code, out, err = run_cli(capsys, "serve", *argv)
+    code, out, err = run_cli(capsys, "serve", "--port", "0", *argv)
     assert code == 2 and why in err and len(err.strip().splitlines()) == 1
 
 
@@ -528,7 +532,7 @@ def test_render_html_of_a_new_game_is_the_terminal_renders_game(capsys, tmp_path
     code, text, _ = run_cli(capsys, "render", "--variant", "hidden_castle", "--players", "2", "--agents",
                             "random,expert", "--seed", "9", "--no-color")
     assert f"game over: points {view['game']['final_points']}" in text
-    assert view["game"]["agents"] == ["random", "expert"] and view["game"]["seed"] == 9
+    assert view["game"]["agents"] == ["random", "expert"] and view["game"]["seed"] == "9"
 
 
 def test_render_html_refuses_a_bad_record_or_place(capsys, data, tmp_path):

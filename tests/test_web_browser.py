@@ -245,7 +245,7 @@ def test_a_bad_link_is_answered_on_the_page_and_the_server_serves_on(server, bro
     load(browser, server + "#watch?file=games.jsonl&line=7")
     wait(browser, lambda d: shown(d, "message") and "no record on line 7" in by(d, "#message-text").text)
     load(browser, server + "#watch?agents=nobody&players=2&seed=1")
-    wait(browser, lambda d: shown(d, "message") and "unknown agent 'nobody'" in by(d, "#message-text").text)
+    wait(browser, lambda d: shown(d, "message") and "'nobody' is not one the page plays" in by(d, "#message-text").text)
     load(browser, server + "#watch?file=games.jsonl&line=1&event=5")
     wait(browser, lambda d: shown(d, "viewer") and position(d) == 5)
     assert not shown(browser, "message")

@@ -16,9 +16,9 @@ Serve a web page to watch, play and compare, on this machine, until Ctrl-C:
                stored games, or a new game between agents; step through it on the board (every
                roll, the legal moves and the one made, the points); a link opens a given game
                at a given event
-  Play         take a seat against any agents (plugins included) on either variant: click a
-               guest, then where it goes (or type the move); the finished game is written to
-               DIR/played.jsonl
+  Play         take a seat against any registered agents (midnight agents, plugins included)
+               on either variant: click a guest, then where it goes (or type the move); the
+               finished game is written to DIR/played.jsonl
   Leaderboard  a tournament database's standings and ratings plot
 
 Only files inside --data are read (record files *.jsonl, *.json; databases *.sqlite, *.sqlite3,
@@ -38,20 +38,25 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host``:``port``; OSError (named) when the address cannot be had."""
+def _address(host: str, port: int) -> tuple:
+    """(family, type, protocol, address) to listen on; UsageError for a host that is not one."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except socket.gaierror as err:
         raise UsageError(f"--host {host!r} is not an address of this machine ({err.strerror})") from None
+    return family, kind, proto, address
+
+
+def _listen(family, kind, proto, address) -> socket.socket:
+    """A socket listening on ``address``; OSError (named) when the address cannot be had."""
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
     except OSError as err:
         sock.close()
-        raise OSError(err.errno, f"cannot listen on {host} port {port}: {err.strerror} (another server there? "
-                                 f"choose another --port)") from None
+        raise OSError(err.errno, f"cannot listen on {address[0]} port {address[1]}: {err.strerror} (another server "
+                                 f"there? choose another --port)") from None
     sock.listen(128)
     return sock
 
@@ -66,12 +71,12 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         raise UsageError(f"midnight serve needs the web extra ({err.name} is missing): "
                          "python -m pip install -e \".[web]\"") from None
-    sock = _listening_socket(args.host, args.port)
+    family, kind, proto, address = _address(args.host, args.port)
+    loopback = ipaddress.ip_address(address[0].split("%")[0]).is_loopback
+    app = create_app(args.data, hosts=LOOPBACK_HOSTS if loopback else None)  # a bad --data: refused here
+    sock = _listen(family, kind, proto, address)
     try:
-        bound = sock.getsockname()[0]
-        loopback = ipaddress.ip_address(bound.split("%")[0]).is_loopback
-        app = create_app(args.data, hosts=LOOPBACK_HOSTS if loopback else None)
-        port = sock.getsockname()[1]
+        bound, port = sock.getsockname()[:2]
         shown = f"[{bound}]" if ":" in bound else bound
         print(f"midnight serve: http://{shown}:{port}/  (data folder {app.state.data_folder}; Ctrl-C stops it)",
               flush=True)

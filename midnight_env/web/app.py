@@ -210,12 +210,14 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
             raise WebError("say which game: file and line, upload and line, db, key and game, or agents, variant, "
                            "players and seed" + (f" (got {', '.join(sources)})" if sources else ""))
         if "file" in q:
-            return record_view(folder.record(q["file"], q.get("line")), _line(q))
+            return record_view(folder.record(q["file"], q.get("line")), _line(q), q["file"])
         if "upload" in q:
             name, _ = uploads.get(q["upload"])
-            return record_view(record_at(uploads.lines(q["upload"]), _line(q), name), _line(q))
+            return record_view(record_at(uploads.lines(q["upload"]), _line(q), name), _line(q), name)
         if "db" in q:
-            return record_view(folder.tournament_record(q["db"], q.get("key", ""), q.get("game")))
+            game = q.get("game")
+            where = f"{q['db']}, tournament {q.get('key', '')}, game {game}"
+            return record_view(folder.tournament_record(q["db"], q.get("key", ""), game), None, where)
         return record_view(agents_record(q.get("variant", VARIANTS[0]), q.get("players", "4"), q["agents"],
                                          q.get("seed", "0")))
 
@@ -244,7 +246,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
             raise WebError("offset and limit are numbers: allowed are integers 0 or more") from None
         rows = await run_in_threadpool(folder.tournament_games, q.get("db"), q.get("key", ""), offset, limit)
         return _json({"db": q.get("db"), "key": q.get("key"), "offset": offset,
-                      "games": [row._asdict() for row in rows]})
+                      "games": [{**row._asdict(), "seed": str(row.seed)} for row in rows]})  # (63-bit seeds as text)
 
     @api
     async def leaderboard(request: Request) -> Response:

@@ -62,7 +62,7 @@ class HumanGame:
             raise WebError(f"{len(names)} opponents for {others} other seats: give one agent for all of them, or "
                            f"one per other seat")
         if seed is None or seed == "":
-            seed = secrets.randbelow(SEED_LIMIT)
+            seed = secrets.randbelow(min(SEED_LIMIT, 2**31))  # short enough to read and to type again
         try:
             seed = check_seed(_int("seed", seed, "integers 0 or more"), "seed")
         except ValueError as err:
@@ -125,7 +125,7 @@ class HumanGame:
             self.saved = {"error": f"the record could not be written: {err}"}
 
     def _reply(self, steps: list[dict]) -> dict:
-        return {"id": self.id, "seat": self.seat, "seed": self.seed, "agents": [s or HUMAN for s in self.specs],
+        return {"id": self.id, "seat": self.seat, "seed": str(self.seed), "agents": [s or HUMAN for s in self.specs],
                 "steps": steps, "frame": frame(self.engine, self.state), "over": self.over, "saved": self.saved}
 
     def start(self, data: DataFolder | None) -> dict:

@@ -69,8 +69,7 @@ def game_summary(number: int, rec: Any) -> dict:
     return {"line": number, "variant": _text(rec.get("variant"), 40),
             "num_players": rec.get("num_players") if type(rec.get("num_players")) is int else None,
             "agents": [_text(a) for a in agents] if isinstance(agents, list) else None,
-            "seed": rec.get("seed") if type(rec.get("seed")) is int else (None if rec.get("seed") is None
-                                                                             else _text(rec.get("seed"), 30)),
+            "seed": None if rec.get("seed") is None else _text(str(rec.get("seed")), 30),  # text: 63-bit seeds
             "final_points": _ints(rec.get("final_points")), "winners": _ints(rec.get("winners")),
             "truncated": rec.get("truncated") is True,
             "events": len(rec["events"]) if isinstance(rec.get("events"), list) else None}

@@ -20,7 +20,7 @@ from midnight_env.dice import FACES_BY_NAME
 from midnight_env.engine import Engine
 from midnight_env.play import play_batch
 from midnight_env.records import RecordError, engine_for_record, replay_record
-from midnight_env.registry import make_agent, split_specs
+from midnight_env.registry import agent_infos, make_agent, split_specs
 from midnight_env.render.layout import Rect, board_layout
 from midnight_env.render.seats import PLAYER_COLOURS, seat_hex
 from midnight_env.render.snapshot import snapshot, turn_text
@@ -75,9 +75,9 @@ def _clean_events(events: list[dict]) -> list[dict]:
     return [{k: ev[k] for k in _EVENT_KEYS if k in ev} for ev in events]
 
 
-def record_view(rec: Any, line: int | None = None) -> dict:
-    """A record replayed into a game view; WebError (422) naming the line and the event of a record
-    that does not replay, or one too long to show."""
+def record_view(rec: Any, line: int | None = None, name: str | None = None) -> dict:
+    """A record replayed into a game view; WebError (422) naming the file (``name``), the line and
+    the event of a record that does not replay, or one too long to show."""
     try:
         events = rec.get("events") if isinstance(rec, dict) else None
         if isinstance(events, list) and len(events) > MAX_EVENTS:
@@ -86,7 +86,7 @@ def record_view(rec: Any, line: int | None = None) -> dict:
         engine = engine_for_record(rec, line)
         replay_record(rec, line, engine)  # a bad record is refused before anything is drawn
     except RecordError as err:
-        raise WebError(str(err), 422) from None
+        raise WebError(f"{name}: {err}" if name else str(err), 422) from None
     state = engine.new_games([0])
     frames = [frame(engine, state)]
     for ev in rec["events"]:
@@ -98,7 +98,7 @@ def record_view(rec: Any, line: int | None = None) -> dict:
     agents = rec.get("agents")
     seed = rec.get("seed")
     game = {"variant": engine.variant, "num_players": engine.num_players, "options": dict(engine.config.options),
-            "seed": seed if type(seed) is int else (None if seed is None else str(seed)[:40]),
+            "seed": None if seed is None else str(seed)[:40],  # as text: a 63-bit seed is not a JavaScript number
             "agents": [str(a)[:60] for a in agents] if isinstance(agents, list) and len(agents) == engine.num_players
             else None, "final_points": rec["final_points"], "winners": sorted(rec["winners"]),
             "truncated": rec["truncated"]}
@@ -132,12 +132,24 @@ def agents_record(variant: Any, players: Any, agents: Any, seed: Any) -> dict:
 
 
 def seat_agents(engine: Engine, specs: list[str | None]) -> list:
-    """An agent per seat (None stays None: a person's seat), each spec made once; WebError naming
-    an unknown agent, a bad option, or an agent that cannot play this game."""
+    """An agent per seat (None stays None: a person's seat), each made once; WebError naming an
+    unknown agent or one that cannot play this game.
+
+    The page plays registered agents by name only (``midnight agents``, plugins included): a spec
+    with options may name a file (``ppo:path=...``) and ``module:Attribute`` runs any importable
+    code, neither of which a request may ask of the server."""
     made: dict[str, Any] = {}
+    names = None
     for spec in specs:
         if spec is None or spec in made:
             continue
+        if names is None:
+            names = [info.name for info in agent_infos()]
+        if spec not in names:
+            shown = str(spec)[:60]
+            why = ("options and module:Attribute agents are for the command line" if ":" in shown
+                   else f"known agents are {', '.join(names)}")
+            raise WebError(f"agent {shown!r} is not one the page plays: it plays registered agents by name; {why}")
         try:
             agent = make_agent(spec)
         except ValueError as err:  # AgentError, a model's own refusal

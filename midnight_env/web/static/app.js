@@ -247,6 +247,7 @@
     watch.source = source;
     watch.decisions = view.events.map((ev, i) => (isDecision(ev) ? i : -1)).filter((i) => i >= 0);
     watch.board.setBoard(view.board);
+    $("welcome").hidden = true;
     $("viewer").hidden = false;
     $("details").hidden = false;
     const g = view.game;
@@ -420,15 +421,20 @@
     $("game-list-box").hidden = false;
   }
 
+  // points by seat, the winners' starred
+  function pointsText(points, winners) {
+    if (!points) return "";
+    return points.map((pts, p) => (winners && winners.includes(p) ? `${pts}\u2605` : String(pts))).join(" ");
+  }
+
   function recordRows(listing, source) {
     return listing.games.map((g) => {
-      if (g.error) return el("tr", { class: "bad" }, el("td", { text: String(g.line) }), el("td", { colspan: 4, text: g.error }));
+      if (g.error) return el("tr", { class: "bad" }, el("td", { text: String(g.line) }), el("td", { colspan: 2, text: g.error }));
       const row = el("tr", { "data-line": g.line, tabindex: 0 },
         el("td", { text: String(g.line) }),
-        el("td", { text: `${g.variant} ${g.num_players ?? "?"}p` }),
-        el("td", { text: g.agents ? g.agents.join(", ") : "" }),
-        el("td", { text: g.final_points ? g.final_points.join(" ") : "" }),
-        el("td", { text: g.winners ? g.winners.join(", ") : "" }));
+        el("td", {}, `${g.variant}, ${g.num_players ?? "?"} players`,
+          el("div", { class: "muted", text: g.agents ? g.agents.join(", ") : "" })),
+        el("td", { text: pointsText(g.final_points, g.winners) }));
       const open = () => { markCurrent($("game-list"), row); openGame({ ...source, line: g.line }, 0); };
       row.addEventListener("click", open);
       row.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
@@ -443,7 +449,7 @@
       $("tournament-pick").hidden = true;
       $("more-games").hidden = true;
       $("game-list-title").textContent = `${file}: ${listing.games.length} line${listing.games.length === 1 ? "" : "s"}`;
-      gameRows(["line", "game", "agents", "points", "winners"], recordRows(listing, { file }));
+      gameRows(["line", "game", "points"], recordRows(listing, { file }));
     } catch (err) {
       showMessage(err.message);
     }
@@ -457,7 +463,7 @@
       $("tournament-pick").hidden = true;
       $("more-games").hidden = true;
       $("game-list-title").textContent = `uploaded ${listing.name}: ${listing.games.length} line(s)`;
-      gameRows(["line", "game", "agents", "points", "winners"], recordRows(listing, { upload: listing.upload }));
+      gameRows(["line", "game", "points"], recordRows(listing, { upload: listing.upload }));
       const good = listing.games.filter((g) => !g.error);
       if (good.length) await openGame({ upload: listing.upload, line: good[0].line }, 0);
       else showMessage(`${listing.name} holds no record the page can show: ${listing.games.map((g) => g.error).join("; ")}`);
@@ -495,7 +501,7 @@
         const row = el("tr", { class: g.has_record ? null : "none", "data-game": g.index, tabindex: g.has_record ? 0 : null,
           title: g.has_record ? null : "played without records: nothing to show" },
           el("td", { text: String(g.index) }), el("td", { text: g.agents.join(", ") }),
-          el("td", { text: g.points.join(" ") }), el("td", { text: g.ranks.join(" ") }));
+          el("td", { text: pointsText(g.points, g.ranks.map((r, p) => (r === 1 ? p : -1))) }));
         if (g.has_record) {
           const open = () => { markCurrent($("game-list"), row); openGame({ db, key, game: g.index }, 0); };
           row.addEventListener("click", open);
@@ -504,7 +510,7 @@
         return row;
       });
       $("game-list-title").textContent = `${db}: games ${offset}\u2013${offset + page.games.length - 1}`;
-      if (offset === 0) gameRows(["game", "agents by seat", "points", "ranks"], rows);
+      if (offset === 0) gameRows(["game", "agents by seat", "points"], rows);
       else $("game-list").tBodies[0].append(...rows);
       $("more-games").hidden = page.games.length < 100;
       $("more-games").onclick = () => listTournamentGames(db, key, offset + 100);
@@ -545,6 +551,7 @@
       const pool = preferred.length ? preferred : others.length ? others : [listed.champion];
       const defaults = [...Array(players).keys()].map((p) => (p === 0 ? listed.champion : pool[(p - 1) % pool.length]));
       seatInputs($("agents-seats"), [...Array(players).keys()], defaults, "agents-seat", SEAT_COLOURS);
+      $("welcome-lineup").textContent = `(${defaults[0]} against ${defaults.slice(1).join(", ") || "Hugo"}, ${variant})`;
     } catch (err) {
       showMessage(err.message);
     }
@@ -881,6 +888,7 @@
     $("message-close").onclick = clearMessage;
     $("upload").onchange = () => { if ($("upload").files[0]) uploadFile($("upload").files[0]); };
     $("agents-form").addEventListener("submit", watchNewGame);
+    $("welcome-watch").onclick = () => $("agents-form").requestSubmit();
     let info;
     try {
       info = await api("api/info");
