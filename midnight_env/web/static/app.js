@@ -764,6 +764,7 @@
     }
     box.hidden = false;
     $("play-status").textContent = "Game over.";
+    loadFiles().then((listed) => { files = listed; });  // the record just written is listed to watch
   }
 
   function setupPlay() {
