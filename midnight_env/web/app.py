@@ -29,7 +29,6 @@ import io
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -82,6 +81,8 @@ def api(handler):
             return _error(str(err), err.status)
         except PermissionError as err:
             return _error(f"the file cannot be read: {err.strerror or err}", 403)
+        except FileNotFoundError as err:  # gone since it was listed
+            return _error(f"the file is not there any more: {err.filename or err}", 404)
         except ValueError as err:  # the library's own refusals (unknown agent, bad option ...)
             return _error(str(err), 400)
         except Exception as err:
@@ -89,10 +90,6 @@ def api(handler):
             return _error(f"internal error ({type(err).__name__}: {err}); the server goes on", 500)
 
     return endpoint
-
-
-def _json(payload: Any) -> JSONResponse:
-    return JSONResponse(payload)
 
 
 async def _body_json(request: Request) -> dict:
@@ -154,7 +151,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
 
     @api
     async def info(request: Request) -> Response:
-        return _json({"data": str(folder.root), "played_file": PLAYED_FILE, "variants": list(VARIANTS),
+        return JSONResponse({"data": str(folder.root), "played_file": PLAYED_FILE, "variants": list(VARIANTS),
                       "players": [1, 8], "max_upload_bytes": MAX_UPLOAD_BYTES, "max_events": MAX_EVENTS,
                       "agents": [{"name": i.name, "description": i.description, "source": i.source}
                                  for i in await run_in_threadpool(agent_infos)],
@@ -169,19 +166,19 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         except ValueError:
             raise WebError(f"players {q.get('players')[:20]!r} is not a number: allowed are 1..8") from None
         listed = await run_in_threadpool(agents_for, variant, players)
-        return _json({"variant": variant, "players": players, "agents": listed, "champion": champion(listed)})
+        return JSONResponse({"variant": variant, "players": players, "agents": listed, "champion": champion(listed)})
 
     @api
     async def files(request: Request) -> Response:
-        return _json(await run_in_threadpool(folder.files))
+        return JSONResponse(await run_in_threadpool(folder.files))
 
     @api
     async def records(request: Request) -> Response:
         q = request.query_params
         if "upload" in q:
             name, _ = uploads.get(q["upload"])
-            return _json({"upload": q["upload"], "name": name, **summaries(uploads.lines(q["upload"]))})
-        return _json({"file": q.get("file"), **await run_in_threadpool(folder.record_games, q.get("file"))})
+            return JSONResponse({"upload": q["upload"], "name": name, **summaries(uploads.lines(q["upload"]))})
+        return JSONResponse({"file": q.get("file"), **await run_in_threadpool(folder.record_games, q.get("file"))})
 
     @api
     async def upload(request: Request) -> Response:
@@ -202,7 +199,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         name = request.query_params.get("name", "upload")
         key = uploads.add(name, b"".join(chunks))
         listed = await run_in_threadpool(lambda: summaries(uploads.lines(key)))
-        return _json({"upload": key, "name": uploads.get(key)[0], **listed})
+        return JSONResponse({"upload": key, "name": uploads.get(key)[0], **listed})
 
     def game_of(q) -> dict:
         sources = [k for k in ("file", "upload", "db", "agents") if k in q]
@@ -226,13 +223,13 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
 
     @api
     async def game(request: Request) -> Response:
-        return _json(await run_in_threadpool(game_of, request.query_params))
+        return JSONResponse(await run_in_threadpool(game_of, request.query_params))
 
     @api
     async def tournaments(request: Request) -> Response:
         q = request.query_params
         held = await run_in_threadpool(folder.tournaments, q.get("db"))
-        return _json({"db": q.get("db"), "tournaments": [
+        return JSONResponse({"db": q.get("db"), "tournaments": [
             {"key": t.config.key, "variant": t.config.variant, "num_players": t.config.num_players,
              "agents": list(t.config.agents), "seed": t.config.seed, "options": t.config.options,
              "engine_version": t.config.engine_version, "games": t.games, "records": t.records} for t in held]})
@@ -245,7 +242,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         except ValueError:
             raise WebError("offset and limit are numbers: allowed are integers 0 or more") from None
         rows = await run_in_threadpool(folder.tournament_games, q.get("db"), q.get("key", ""), offset, limit)
-        return _json({"db": q.get("db"), "key": q.get("key"), "offset": offset,
+        return JSONResponse({"db": q.get("db"), "key": q.get("key"), "offset": offset,
                       "games": [{**row._asdict(), "seed": str(row.seed)} for row in rows]})  # (63-bit seeds as text)
 
     @api
@@ -257,7 +254,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         def number(value: float) -> float | None:
             return None if value != value else round(value, 4)  # nan: no rating (solo games)
 
-        return _json({"db": q.get("db"), "key": cfg.key, "variant": cfg.variant, "num_players": cfg.num_players,
+        return JSONResponse({"db": q.get("db"), "key": cfg.key, "variant": cfg.variant, "num_players": cfg.num_players,
                       "games": results.num_games, "seed": cfg.seed, "standings": [
                           {"agent": s.agent, "games": s.games, "rating": number(s.mu),
                            "rating_ci": number(1.96 * s.sigma),
@@ -282,13 +279,13 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         game = await run_in_threadpool(HumanGame, body.get("variant", VARIANTS[0]), body.get("players", 4),
                                        body.get("seat", 0), body.get("opponents", ""), body.get("seed"))
         games.add(game)
-        return _json(await run_in_threadpool(game.start, folder))
+        return JSONResponse(await run_in_threadpool(game.start, folder))
 
     @api
     async def play_move(request: Request) -> Response:
         body = await _body_json(request)
         game = games.get(request.path_params["game"])
-        return _json(await run_in_threadpool(game.choose, body.get("move"), folder))
+        return JSONResponse(await run_in_threadpool(game.choose, body.get("move"), folder))
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
