@@ -240,20 +240,25 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     not a record gives a :class:`RecordError` saying why in place of the record (so that a reader
     may report it and go on)."""
     with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                yield number, RecordError(f"not UTF-8 text (byte {err.start + 1} of the line)", number)
-                continue
-            if not text.strip():
-                continue
-            try:
-                yield number, json.loads(text)
-            except json.JSONDecodeError as err:
-                yield number, RecordError(f"not valid JSON ({err.msg} at column {err.colno})", number)
-            except RecursionError:
-                yield number, RecordError("not a record: its JSON is nested too deeply", number)
+        yield from parse_lines(f)
+
+
+def parse_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
+    """:func:`read_lines` of lines already read (an uploaded file's, say), each as bytes."""
+    for number, raw in enumerate(lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            yield number, RecordError(f"not UTF-8 text (byte {err.start + 1} of the line)", number)
+            continue
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as err:
+            yield number, RecordError(f"not valid JSON ({err.msg} at column {err.colno})", number)
+        except RecursionError:
+            yield number, RecordError("not a record: its JSON is nested too deeply", number)
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, Any]]:

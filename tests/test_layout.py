@@ -14,9 +14,9 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-# play, tournaments, training and the commands use both the library and the agents
+# play, tournaments, training, the web page and the commands use both the library and the agents
 TOP_LAYER = ("midnight_env.play", "midnight_env.tournament", "midnight_env.training", "midnight_env.commands",
-             "midnight_env.cli", "midnight_env.bench")
+             "midnight_env.cli", "midnight_env.bench", "midnight_env.web")
 
 
 def module_name(path: Path, package: str, folder: Path) -> str:
@@ -82,7 +82,7 @@ def test_every_package_is_listed_for_installation():
         for init in folder.rglob("__init__.py"):
             if "__pycache__" not in init.parts:
                 found.add(module_name(init, package, folder))
-    data_only = {"midnight_env.boards", "midnight_agents.models"}  # folders of data files
+    data_only = {"midnight_env.boards", "midnight_env.web.static", "midnight_agents.models"}  # folders of data files
     assert found | data_only == set(config["packages"])
 
 

@@ -1,9 +1,11 @@
-"""``midnight render``: show a game move by move as an ANSI board (played now, or from a record)."""
+"""``midnight render``: show a game move by move as an ANSI board (played now, or from a record),
+or write it as one self-contained HTML page (``--html``)."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -11,6 +13,7 @@ from midnight_env.agent import Decisions, decide
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
 from midnight_env.dice import FACES_BY_NAME, agent_streams, face_name
 from midnight_env.engine import Engine
+from midnight_env.play import play_batch
 from midnight_env.records import RecordError, engine_for_record, read_lines, replay_record
 from midnight_env.seeds import check_seed
 from midnight_env.state import MOVE, PLACE, ROLL
@@ -29,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--line", type=int, default=1, help="line of the record file to render (default 1)")
     p.add_argument("--delay", type=float, default=0.0, help="seconds to wait between frames")
     p.add_argument("--no-color", action="store_true", help="plain text without ANSI colours")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the game to FILE as one self-contained HTML page (the board move by move, no server, "
+                        "no network) instead of printing it")
     p.set_defaults(run=run)
 
 
@@ -89,11 +95,49 @@ def show_record(path: str, line: int, delay: float = 0.0, color: bool = True, ou
     raise RecordError(f"{path} has no record on line {line}")
 
 
+def record_of(args: argparse.Namespace) -> tuple[dict, int | None]:
+    """The game ``--record`` and ``--line`` name (with its line), or a new one of ``--agents``."""
+    if args.record:
+        for number, rec in read_lines(args.record):
+            if number == args.line:
+                if isinstance(rec, RecordError):
+                    raise rec
+                return rec, number
+        raise RecordError(f"{args.record} has no record on line {args.line}")
+    engine = engine_from_args(args)
+    agents, lineup, names = seat_lineup(args.agents, engine.num_players)
+    return play_batch(engine, agents, lineup[None, :], [args.seed], record=True, agent_names=names).records[0], None
+
+
+def write_html(args: argparse.Namespace) -> None:
+    from midnight_env.web.errors import WebError
+    from midnight_env.web.export import write_html as write
+    from midnight_env.web.views import record_view
+
+    html = Path(args.html)
+    if html.is_dir():
+        raise UsageError(f"--html {args.html!r} is a folder: allowed is a file name (the page is written there)")
+    if not html.parent.is_dir():
+        raise UsageError(f"--html {args.html!r}: folder {str(html.parent)!r} does not exist")
+    rec, line = record_of(args)
+    try:
+        view = record_view(rec, line)
+    except WebError as err:  # a record that does not replay: named like midnight replay names it
+        raise RecordError(f"{args.record}: {err}" if args.record else str(err)) from None
+    game = view["game"]
+    where = f"{Path(args.record).name} line {line}" if args.record else f"seed {args.seed}"
+    write(view, html, f"{game['variant']}, {game['num_players']} players, {where}")
+    print(f"written: {html} ({len(view['events'])} events; open it in a browser)")
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.delay <= MAX_DELAY:  # (also refuses nan and inf)
         raise UsageError(f"--delay {args.delay} is out of range: allowed are 0..{MAX_DELAY} seconds")
     check_count("--line", args.line)
     check_seed(args.seed, "--seed")
+    if args.html:
+        write_html(args)
+        return 0
     if args.record:
         show_record(args.record, args.line, args.delay, not args.no_color)
         return 0

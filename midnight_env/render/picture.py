@@ -13,30 +13,39 @@ from collections import OrderedDict
 
 import numpy as np
 
-from midnight_env.board import GREEN, RED
 from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
 from midnight_env.render.layout import HUGO_OUTLINE, Anchor, HugoSpot, board_layout
 from midnight_env.render.seats import SEAT_SYMBOLS, seat_hex
-from midnight_env.render.snapshot import Position, clock_text, hugo_text, snapshot, turn_text
+from midnight_env.render.snapshot import Position, clock_text, snapshot, status_lines, turn_text
+from midnight_env.render.style import (
+    ARROW_COLOUR,
+    ARROW_FACE,
+    BACKGROUND,
+    BAR_FULL_POINTS,
+    CLOCK_FACE,
+    DOOR_FACE,
+    EDGE,
+    FONT_POINTS,
+    GHOST_EDGE,
+    GHOST_FACE,
+    HAND_LENGTHS,
+    HAND_WIDTHS,
+    LEGEND,
+    LINE_POINTS,
+    REFERENCE_PIXELS,
+    ROOM_FACES,
+    ROOM_POINTS,
+    SQUARE_FACE,
+    STAIR_FACE,
+    TIME_MARK,
+    WINE_FACE,
+    game_title,
+    hand_angles,
+    stair_label,
+    stairs_title,
+    text_colour,
+)
 from midnight_env.state import MOVE, OVER
-
-_BACKGROUND = "#f4ecd8"  # parchment
-_SQUARE_FACE = "#fbf7ee"
-_EDGE = "#4a3b2a"
-_ROOM_FACES = ("#d9c7a7", "#e57373", "#81c784")  # plain, red, green
-_STAIR_FACE = "#b9a88b"
-_DOOR_FACE = "#7a5c3a"
-_WINE_FACE = "#8e5a6e"
-_ARROW_FACE = "#fff3b0"
-_ARROW_COLOUR = "#b8860b"
-_GHOST_FACE = "#fbfbff"
-_GHOST_EDGE = "#3b2a5a"
-_BAR_FULL_POINTS = 40  # midnight_party: points of a full-length bar (hidden_castle: 46, the end)
-
-
-def _text_colour(hex_colour: str) -> str:
-    r, g, b = (int(hex_colour[k:k + 2], 16) / 255 for k in (1, 3, 5))
-    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.6 else "white"
 
 
 class _Scene:
@@ -52,15 +61,15 @@ class _Scene:
         self.castle = engine.config.castle
         self.num_players = engine.num_players
         lay = self.layout = board_layout(self.board, self.num_players, self.castle)
-        self.fig = Figure(figsize=(size / 100, size / 100), dpi=100, facecolor=_BACKGROUND)
+        self.fig = Figure(figsize=(size / 100, size / 100), dpi=100, facecolor=BACKGROUND)
         self.canvas = FigureCanvasAgg(self.fig)
         ax = self.ax = self.fig.add_axes((0, 0, 1, 1))
         ax.set_xlim(lay.view.x, lay.view.right)
         ax.set_ylim(lay.view.bottom, lay.view.y)  # y grows downwards, like the layout
         ax.set_aspect("equal")
         ax.axis("off")
-        scale = size / 640  # font sizes and line widths follow the picture size
-        self.fs, self.lw = 9 * scale, 1.2 * scale
+        scale = size / REFERENCE_PIXELS  # font sizes and line widths follow the picture size
+        self.fs, self.lw = FONT_POINTS * scale, LINE_POINTS * scale
         self.points_per_unit = size / lay.view.h * 72 / 100  # marker sizes are in points
         markers = [MarkerStyle(f"${SEAT_SYMBOLS[p]}$") for p in range(self.num_players)] + [MarkerStyle("o")]
         paths = [m.get_path().transformed(m.get_transform()) for m in markers]
@@ -84,20 +93,20 @@ class _Scene:
         room_at = {room.door_square: room for room in self.layout.rooms}
         for sq in self.layout.squares:
             arrow = sq.arrow_mark is not None
-            ax.add_patch(Rectangle(sq.face[:2], sq.face.w, sq.face.h, facecolor=_ARROW_FACE if arrow else _SQUARE_FACE,
-                                   edgecolor=_EDGE, linewidth=self.lw))
-            self._text(sq.number, str(sq.square), fs * 0.8, color=_EDGE, fontweight="bold" if arrow else "normal")
+            ax.add_patch(Rectangle(sq.face[:2], sq.face.w, sq.face.h, facecolor=ARROW_FACE if arrow else SQUARE_FACE,
+                                   edgecolor=EDGE, linewidth=self.lw))
+            self._text(sq.number, str(sq.square), fs * 0.8, color=EDGE, fontweight="bold" if arrow else "normal")
             if arrow:
-                self._text(sq.arrow_mark, "\u2192", fs * 1.1, color=_ARROW_COLOUR, fontweight="bold")
+                self._text(sq.arrow_mark, "\u2192", fs * 1.1, color=ARROW_COLOUR, fontweight="bold")
             room = room_at.get(sq.square)
             if room is None:
                 continue
-            q, face = room.room, _ROOM_FACES[room.kind]
-            ax.add_patch(Rectangle(room.box[:2], room.box.w, room.box.h, facecolor=face, edgecolor=_EDGE, linewidth=lw))
-            ax.add_patch(Rectangle(room.door[:2], room.door.w, room.door.h, facecolor=face, edgecolor=_EDGE,
+            q, face = room.room, ROOM_FACES[room.kind]
+            ax.add_patch(Rectangle(room.box[:2], room.box.w, room.box.h, facecolor=face, edgecolor=EDGE, linewidth=lw))
+            ax.add_patch(Rectangle(room.door[:2], room.door.w, room.door.h, facecolor=face, edgecolor=EDGE,
                                    linewidth=lw * 0.7, zorder=3))
             self._text(room.label, f"r{q}", fs * 0.8, color="#222")
-            points = {RED: "+1", GREEN: "\u22123"}.get(room.kind)
+            points = ROOM_POINTS.get(room.kind)
             if points:
                 self._text(room.points, points, fs * 0.8, color="#222", fontweight="bold")
             if room.name != f"room {q}":
@@ -112,22 +121,20 @@ class _Scene:
         ax, fs, lw, lay = self.ax, self.fs, self.lw, self.layout
         climb = list(reversed(lay.stairs)) + ([lay.cellar_door] if lay.cellar_door else [])
         for stair in climb:
-            if stair.value is not None:
-                label, face, colour = (f"+{stair.value}" if self.castle else f"{stair.value}"), _STAIR_FACE, "#2b2115"
-            else:
-                label, face, colour = "door", _DOOR_FACE, "white"
-            ax.add_patch(Rectangle(stair.box[:2], stair.box.w, stair.box.h, facecolor=face, edgecolor=_EDGE,
+            label = stair_label(stair.value, self.castle)
+            face, colour = (STAIR_FACE, "#2b2115") if stair.value is not None else (DOOR_FACE, "white")
+            ax.add_patch(Rectangle(stair.box[:2], stair.box.w, stair.box.h, facecolor=face, edgecolor=EDGE,
                                    linewidth=lw))
             self._text(stair.label, label, fs * 0.85, color=colour, fontweight="bold")
         wine = lay.wine_cellar
         if wine is not None:
-            ax.add_patch(Rectangle(wine.box[:2], wine.box.w, wine.box.h, facecolor=_WINE_FACE, edgecolor=_EDGE,
+            ax.add_patch(Rectangle(wine.box[:2], wine.box.w, wine.box.h, facecolor=WINE_FACE, edgecolor=EDGE,
                                    linewidth=lw))
             self._text(wine.label, f"wine cellar {wine.value}", fs * 0.62, color="white")
         ax.add_patch(FancyArrowPatch(*lay.stairs_arrow, arrowstyle="-|>", mutation_scale=12 * self.fs / 9,
-                                     color=_ARROW_COLOUR, linewidth=lw * 1.5, zorder=4))
-        title = "CELLAR\nSTEPS" if self.castle else "CELLAR\nSTAIRS"
-        self._text(lay.stairs_title, title, fs * 0.8, color=_EDGE, fontweight="bold", linespacing=1.3)
+                                     color=ARROW_COLOUR, linewidth=lw * 1.5, zorder=4))
+        title = stairs_title(self.castle)
+        self._text(lay.stairs_title, title, fs * 0.8, color=EDGE, fontweight="bold", linespacing=1.3)
 
     def _inside(self) -> None:
         """Title, the clock (hidden_castle) and the status lines, right of the stairs."""
@@ -135,27 +142,26 @@ class _Scene:
         from matplotlib.patches import Circle, Rectangle
 
         ax, fs, lw, lay = self.ax, self.fs, self.lw, self.layout
-        game = "Escape from the Hidden Castle" if self.castle else "Midnight Party"
-        self._text(lay.title, game, fs * 1.15, color=_EDGE, fontweight="bold", style="italic")
+        self._text(lay.title, game_title(self.castle), fs * 1.15, color=EDGE, fontweight="bold", style="italic")
         self.dynamic = []
         clock = lay.clock
         if clock is not None:
             (cx, cy), radius = clock.centre, clock.radius
-            ax.add_patch(Circle((cx, cy), radius, facecolor="#fffdf5", edgecolor=_EDGE, linewidth=lw * 1.5))
+            ax.add_patch(Circle((cx, cy), radius, facecolor=CLOCK_FACE, edgecolor=EDGE, linewidth=lw * 1.5))
             for h in range(12):
                 t = h / 12 * 2 * math.pi
                 inner = 0.72 if h % 3 == 0 else 0.84
                 ax.plot([cx + inner * radius * math.sin(t), cx + 0.95 * radius * math.sin(t)],
-                        [cy - inner * radius * math.cos(t), cy - 0.95 * radius * math.cos(t)], color=_EDGE,
+                        [cy - inner * radius * math.cos(t), cy - 0.95 * radius * math.cos(t)], color=EDGE,
                         linewidth=lw)
-            self.hands = [Line2D([], [], color=_EDGE, linewidth=lw * w, solid_capstyle="round", animated=True)
-                          for w in (3.0, 1.8)]
+            self.hands = [Line2D([], [], color=EDGE, linewidth=lw * w, solid_capstyle="round", animated=True)
+                          for w in HAND_WIDTHS]
             for hand in self.hands:
                 ax.add_line(hand)
             for at, t in zip(clock.times, CLOCK_TIMES):
                 self._text(at, t, fs * 0.62, color="#555")
             mark = clock.marks[0]
-            self.time_mark = Rectangle(mark[:2], mark.w, mark.h, facecolor="none", edgecolor="#c0392b",
+            self.time_mark = Rectangle(mark[:2], mark.w, mark.h, facecolor="none", edgecolor=TIME_MARK,
                                        linewidth=lw * 1.6, animated=True)
             ax.add_patch(self.time_mark)
             self.dynamic += self.hands + [self.time_mark]
@@ -197,16 +203,13 @@ class _Scene:
         x, y, side = lay.legend.x, lay.legend.y, lay.legend_swatch
         renderer = self.canvas.get_renderer()
         to_data = ax.transData.inverted()
-        entries = [("room", 0, "plain room"), ("room", RED, "red room +1"),
-                   ("room", GREEN, "green room \u22123 (exact roll)"), ("hugo", 0, "Hugo"),
-                   ("arrow", 0, "arrow square")]
-        for what, kind, words in entries:
+        for what, kind, words in LEGEND:
             if what == "hugo":
-                ax.add_patch(Polygon(HUGO_OUTLINE * 0.42 + (x + 0.15, y), facecolor=_GHOST_FACE,
-                                     edgecolor=_GHOST_EDGE, linewidth=lw))
+                ax.add_patch(Polygon(HUGO_OUTLINE * 0.42 + (x + 0.15, y), facecolor=GHOST_FACE,
+                                     edgecolor=GHOST_EDGE, linewidth=lw))
             else:
-                face = _ARROW_FACE if what == "arrow" else _ROOM_FACES[kind]
-                ax.add_patch(Rectangle((x, y - side / 2), side, side, facecolor=face, edgecolor=_EDGE,
+                face = ARROW_FACE if what == "arrow" else ROOM_FACES[kind]
+                ax.add_patch(Rectangle((x, y - side / 2), side, side, facecolor=face, edgecolor=EDGE,
                                        linewidth=lw * 0.8))
             label = self._text(Anchor(x + 0.4, y, "left", "center"), words, fs * 0.8, color="#222")
             box = label.get_window_extent(renderer)
@@ -251,18 +254,11 @@ class _Scene:
         # clock or rounds, and the status
         if lay.clock is not None:
             (cx, cy), radius = lay.clock.centre, lay.clock.radius
-            hour, minute = (int(v) for v in clock_text(pos).split(":"))
-            angles = (((hour % 12) + minute / 60) / 12 * 2 * math.pi, minute / 60 * 2 * math.pi)
-            for hand, angle, length in zip(self.hands, angles, (0.5, 0.8)):
+            for hand, angle, length in zip(self.hands, hand_angles(clock_text(pos)), HAND_LENGTHS):
                 tip = (cx + length * radius * math.sin(angle), cy - length * radius * math.cos(angle))
                 hand.set_data([cx, tip[0]], [cy, tip[1]])
             self.time_mark.set_x(lay.clock.marks[min(pos.clock, len(CLOCK_TIMES) - 1)].x)
-            first = f"clock {clock_text(pos)}, Hugo speed {pos.speed}"
-        else:
-            first = f"round {pos.round} of {pos.rounds}, Hugo speed {pos.speed}"
-        lines = (first, hugo_text(self.board, pos) + ("" if pos.rooms_open else "; rooms locked"),
-                 f"rolls so far: {pos.rolls}")
-        self.info.set_text("\n".join(lines))
+        self.info.set_text("\n".join(status_lines(self.board, pos)))
         self.turn.set_text(turn_text(pos))
         self.turn_disc.set_facecolor(seat_hex([pos.player]) if pos.phase != OVER else "none")
         self.turn_disc.set_visible(pos.phase != OVER)
@@ -273,7 +269,7 @@ class _Scene:
 
         # points: a bar and a number per seat
         winners = pos.winners if pos.phase == OVER else ()
-        top = max(CASTLE_POINTS_LIMIT if pos.castle else _BAR_FULL_POINTS, int(pos.spooky.max()))
+        top = max(CASTLE_POINTS_LIMIT if pos.castle else BAR_FULL_POINTS, int(pos.spooky.max()))
         for seat, bar, points in zip(lay.seats, self.bars, self.points):
             p = seat.seat
             pts = int(pos.spooky[p])
@@ -296,7 +292,7 @@ class _Scene:
         from matplotlib.patches import Ellipse, Polygon
 
         x, y, h = spot
-        parts = [Polygon(HUGO_OUTLINE * h + (x, y), closed=True, facecolor=_GHOST_FACE, edgecolor=_GHOST_EDGE,
+        parts = [Polygon(HUGO_OUTLINE * h + (x, y), closed=True, facecolor=GHOST_FACE, edgecolor=GHOST_EDGE,
                          linewidth=self.lw * 1.3)]
         parts += [Ellipse((x + dx * h, y - 0.12 * h), 0.11 * h, 0.17 * h, facecolor="#111") for dx in (-0.14, 0.14)]
         parts.append(Ellipse((x, y + 0.1 * h), 0.12 * h, 0.1 * h, facecolor="#111"))
@@ -322,7 +318,7 @@ class _Scene:
         labelled = d >= 0.17  # symbols only where they can be read
         for p in np.unique(seats[labelled]):
             mine = labelled & (seats == p)
-            out.append(self._symbols(self.digit_path[p], xy[mine], 0.55 * d[mine], _text_colour(seat_hex([p])[0])))
+            out.append(self._symbols(self.digit_path[p], xy[mine], 0.55 * d[mine], text_colour(seat_hex([p])[0])))
         return out
 
     def _symbols(self, path, xy, heights, colour):

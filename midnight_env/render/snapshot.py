@@ -87,9 +87,17 @@ def hugo_text(board, pos: Position) -> str:
     return f"Hugo on step +{value}" if pos.castle else f"Hugo on landing {value}"
 
 
+def status_lines(board, pos: Position) -> list[str]:
+    """The status the drawings show inside the ring: the clock (hidden_castle) or the round with
+    Hugo's speed, where Hugo is, and the rolls made."""
+    first = f"clock {clock_text(pos)}" if pos.castle else f"round {pos.round} of {pos.rounds}"
+    return [f"{first}, Hugo speed {pos.speed}", hugo_text(board, pos) + ("" if pos.rooms_open else "; rooms locked"),
+            f"rolls so far: {pos.rolls}"]
+
+
 def clock_text(pos: Position) -> str:
     """The clock's time (hidden_castle)."""
     return CLOCK_TIMES[min(pos.clock, len(CLOCK_TIMES) - 1)]
 
 
-__all__ = ["Position", "snapshot", "turn_text", "hugo_text", "clock_text"]
+__all__ = ["Position", "snapshot", "turn_text", "hugo_text", "status_lines", "clock_text"]

@@ -16,8 +16,10 @@ import os
 import sqlite3
 import time
 import zlib
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -146,20 +148,7 @@ class ResultStore:
         return added
 
     def results(self, games: int | None = None) -> Results:
-        query = "SELECT game_index, deal, agents, points, ranks FROM games WHERE config_hash = ?"
-        params: tuple = (self.key,)
-        if games is not None:
-            query += " AND game_index < ?"
-            params += (games,)
-        rows = self.conn.execute(query + " ORDER BY game_index", params).fetchall()
-        n = self.config.num_players
-        index = np.array([r[0] for r in rows], np.int64)
-        deals = np.array([r[1] for r in rows], np.int64)
-        agent_of = {name: k for k, name in enumerate(self.config.agents)}
-        lineups = np.array([[agent_of[a] for a in json.loads(r[2])] for r in rows], np.int64).reshape(-1, n)
-        points = np.array([json.loads(r[3]) for r in rows], np.int64).reshape(-1, n)
-        ranks = np.array([json.loads(r[4]) for r in rows], np.int64).reshape(-1, n)
-        return Results(self.config, index, deals, lineups, points, ranks)
+        return _results(self.conn, self.config, games)
 
     def export_records(self, out: str | Path, games: int | None = None) -> int:
         """Write the stored records (game index order) to ``out`` as JSON Lines, atomically."""
@@ -180,6 +169,138 @@ class ResultStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _results(conn: sqlite3.Connection, config: TournamentConfig, games: int | None = None) -> Results:
+    """The stored games of ``config`` (those below index ``games``), in game index order."""
+    query = "SELECT game_index, deal, agents, points, ranks FROM games WHERE config_hash = ?"
+    params: tuple = (config.key,)
+    if games is not None:
+        query += " AND game_index < ?"
+        params += (games,)
+    rows = conn.execute(query + " ORDER BY game_index", params).fetchall()
+    n = config.num_players
+    index = np.array([r[0] for r in rows], np.int64)
+    deals = np.array([r[1] for r in rows], np.int64)
+    agent_of = {name: k for k, name in enumerate(config.agents)}
+    lineups = np.array([[agent_of[a] for a in json.loads(r[2])] for r in rows], np.int64).reshape(-1, n)
+    points = np.array([json.loads(r[3]) for r in rows], np.int64).reshape(-1, n)
+    ranks = np.array([json.loads(r[4]) for r in rows], np.int64).reshape(-1, n)
+    return Results(config, index, deals, lineups, points, ranks)
+
+
+# ------------------------------------------------------------------------------------------------
+# reading a database without writing to it (a viewer: midnight serve)
+
+
+@dataclass
+class StoredTournament:
+    """One tournament a database holds: its configuration and how many games and records."""
+
+    config: TournamentConfig
+    games: int
+    records: int  # games stored with their record (tournaments run with records)
+
+
+class StoredGame(NamedTuple):
+    index: int
+    seed: int
+    agents: list[str]  # by seat
+    points: list[int]
+    ranks: list[int]
+    truncated: bool
+    has_record: bool
+
+
+def read_tournaments(path: str | Path) -> list[StoredTournament]:
+    """Every tournament of a database file, read only; TournamentError for a file that is not a
+    tournament database."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise TournamentError(f"{str(path)!r} is not a tournament database (no such file, or an empty one)")
+    held = _inspect(path)
+    with closing(_read_only(path)) as conn:
+        try:
+            counts = dict(conn.execute("SELECT config_hash, COUNT(*) FROM records GROUP BY config_hash").fetchall())
+        except sqlite3.DatabaseError:  # a database of a run that never stored a record may lack the table
+            counts = {}
+    return [StoredTournament(_config_of(text, path), games, int(counts.get(key, 0))) for key, text, games in held]
+
+
+def read_results(path: str | Path, key: str) -> Results:
+    """The games of tournament ``key`` of a database file (read only), for a leaderboard."""
+    with closing(_read_only(path)) as conn:
+        config = _stored_config(conn, path, key)
+        try:
+            return _results(conn, config)
+        except (ValueError, TypeError, KeyError, RecursionError) as err:
+            raise TournamentError(f"{str(path)!r} stores games of tournament {key} that cannot be read "
+                                  f"({type(err).__name__}: {err})") from None
+
+
+def read_games(path: str | Path, key: str, offset: int = 0, limit: int = 100) -> list[StoredGame]:
+    """Games ``offset`` .. ``offset + limit - 1`` (in game index order) of tournament ``key``, read only."""
+    with closing(_read_only(path)) as conn:
+        _stored_config(conn, path, key)
+        rows = conn.execute(
+            "SELECT g.game_index, g.seed, g.agents, g.points, g.ranks, g.truncated, EXISTS (SELECT 1 FROM records r "
+            "WHERE r.config_hash = g.config_hash AND r.game_index = g.game_index) FROM games g WHERE g.config_hash = ? "
+            "ORDER BY g.game_index LIMIT ? OFFSET ?", (key, int(limit), int(offset))).fetchall()
+    try:
+        return [StoredGame(int(r[0]), int(r[1]), [str(a) for a in json.loads(r[2])], [int(x) for x in json.loads(r[3])],
+                           [int(x) for x in json.loads(r[4])], bool(r[5]), bool(r[6])) for r in rows]
+    except (ValueError, TypeError, RecursionError) as err:
+        raise TournamentError(f"{str(path)!r} stores games of tournament {key} that cannot be read "
+                              f"({type(err).__name__}: {err})") from None
+
+
+def read_record(path: str | Path, key: str, game_index: int) -> dict | list | str | int | float | None:
+    """The stored record of game ``game_index`` of tournament ``key`` (read only), as its JSON
+    value (a record to check: the file may have been written by anyone); TournamentError when the
+    game or its record is not stored."""
+    with closing(_read_only(path)) as conn:
+        _stored_config(conn, path, key)
+        row = conn.execute("SELECT record FROM records WHERE config_hash = ? AND game_index = ?",
+                           (key, int(game_index))).fetchone()
+        if row is None:
+            played = conn.execute("SELECT 1 FROM games WHERE config_hash = ? AND game_index = ?",
+                                  (key, int(game_index))).fetchone()
+            why = "was played without records" if played else "is not stored"
+            raise TournamentError(f"game {game_index} of tournament {key} in {str(path)!r} {why}", "game")
+    try:
+        return json.loads(zlib.decompress(row[0]).decode("utf-8"))
+    except (zlib.error, UnicodeDecodeError, ValueError, RecursionError, TypeError) as err:
+        raise TournamentError(f"the record of game {game_index} of tournament {key} in {str(path)!r} cannot be "
+                              f"read ({type(err).__name__}: {err})") from None
+
+
+def _read_only(path: str | Path) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30)
+    except sqlite3.DatabaseError as err:
+        raise TournamentError(f"{str(path)!r} is not a readable SQLite database ({err})") from None
+
+
+def _config_of(text: str, path: str | Path) -> TournamentConfig:
+    """The configuration a database stores as JSON; TournamentError for one that is not one."""
+    try:
+        identity = json.loads(text)
+        return TournamentConfig(variant=str(identity["variant"]), num_players=int(identity["num_players"]),
+                                agents=tuple(str(a) for a in identity["agents"]), seed=int(identity["seed"]),
+                                options=dict(identity["options"]), engine_version=str(identity["engine_version"]))
+    except (ValueError, TypeError, KeyError, RecursionError) as err:
+        raise TournamentError(f"{str(path)!r} stores a tournament configuration that cannot be read "
+                              f"({type(err).__name__}: {err})") from None
+
+
+def _stored_config(conn: sqlite3.Connection, path: str | Path, key: str) -> TournamentConfig:
+    try:
+        row = conn.execute("SELECT config FROM tournaments WHERE config_hash = ?", (str(key),)).fetchone()
+    except sqlite3.DatabaseError as err:
+        raise TournamentError(f"{str(path)!r} is not a readable tournament database ({err})") from None
+    if row is None:
+        raise TournamentError(f"{str(path)!r} holds no tournament {key!r}", "key")
+    return _config_of(row[0], path)
 
 
 def database_files(path: str | Path) -> list[Path]:

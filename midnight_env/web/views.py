@@ -1,0 +1,164 @@
+"""What the page shows of a game, as plain JSON values: the board once, and a frame per position.
+
+A *board view* is the SVG of everything that never changes (``render.svg.board_svg``), its
+``viewBox``, and where each place a move names lies (``g<s>`` squares, ``r<q>`` rooms), so that the
+page can mark legal moves and take clicks on them. A *frame* is one position: its SVG
+(``render.svg.position_svg``), whose turn, the roll, the points and, at a decision, the legal
+choices in record notation. A *game view* is a record replayed: the board view, the record's
+events and a frame before each event and after the last one (frame k shows the position event k
+starts from). Every fact comes from the engine; no text of the record ends up in an SVG.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from midnight_env.config import make_config
+from midnight_env.dice import FACES_BY_NAME
+from midnight_env.engine import Engine
+from midnight_env.play import play_batch
+from midnight_env.records import RecordError, engine_for_record, replay_record
+from midnight_env.registry import agent_infos, make_agent, split_specs
+from midnight_env.render.layout import Rect, board_layout
+from midnight_env.render.seats import PLAYER_COLOURS, seat_hex
+from midnight_env.render.snapshot import snapshot, turn_text
+from midnight_env.render.style import game_title
+from midnight_env.render.svg import board_svg, position_svg
+from midnight_env.seeds import check_seed
+from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE
+from midnight_env.tournament.config import fit_error
+from midnight_env.web.errors import WebError
+
+MAX_EVENTS = 5000  # events of a game shown (a game at the default max_turns of 2000 rolls has fewer)
+_EVENT_KEYS = ("e", "p", "a", "face", "legal", "round", "points")  # what the page reads of an event
+
+
+def _box(r: Rect) -> list[float]:
+    return [round(float(v), 4) for v in r]
+
+
+def board_view(engine: Engine) -> dict:
+    """The board of ``engine`` as the page draws it (see the module's docstring)."""
+    lay = board_layout(engine.board, engine.num_players, engine.config.castle)
+    places = {f"g{sq.square}": _box(sq.face) for sq in lay.squares}
+    places.update({f"r{room.room}": _box(room.box) for room in lay.rooms})
+    return {"variant": engine.variant, "num_players": engine.num_players, "castle": engine.config.castle,
+            "title": game_title(engine.config.castle), "options": dict(engine.config.options),
+            "view": _box(lay.view), "svg": board_svg(engine), "places": places,
+            "colours": seat_hex(range(engine.num_players)),
+            "colour_names": [PLAYER_COLOURS[p % len(PLAYER_COLOURS)].name for p in range(engine.num_players)]}
+
+
+def frame(engine: Engine, state, i: int = 0) -> dict:
+    """Game ``i`` of ``state`` as the page shows it (see the module's docstring)."""
+    pos = snapshot(engine, state, i)
+    phase = int(pos.phase)
+    out: dict[str, Any] = {"svg": position_svg(engine, pos), "phase": PHASE_NAMES[phase], "player": pos.player,
+                           "roll": pos.roll if phase == MOVE else None, "points": [int(x) for x in pos.spooky],
+                           "turn": turn_text(pos), "rolls": pos.rolls}
+    if phase in (PLACE, MOVE):
+        out["legal"] = engine.legal_notations(state, i)
+        if any(note.startswith("cellar>") for note in out["legal"]):
+            # the guest that leaves the cellar: the player's on the highest step it occupies
+            place = next(place for place in range(engine.board.num_stair_places) if pos.stairs[pos.player, place] > 0)
+            lay = board_layout(engine.board, engine.num_players, engine.config.castle)
+            out["cellar"] = _box(lay.stairs[place].box)
+    if phase == OVER:
+        out["winners"] = list(pos.winners)
+    return out
+
+
+def _clean_events(events: list[dict]) -> list[dict]:
+    """The events of a replayed record with only the keys the page reads."""
+    return [{k: ev[k] for k in _EVENT_KEYS if k in ev} for ev in events]
+
+
+def record_view(rec: Any, line: int | None = None, name: str | None = None) -> dict:
+    """A record replayed into a game view; WebError (422) naming the file (``name``), the line and
+    the event of a record that does not replay, or one too long to show."""
+    try:
+        events = rec.get("events") if isinstance(rec, dict) else None
+        if isinstance(events, list) and len(events) > MAX_EVENTS:
+            raise RecordError(f"the game has {len(events)} events: games of at most {MAX_EVENTS} events are shown",
+                              line)
+        engine = engine_for_record(rec, line)
+        replay_record(rec, line, engine)  # a bad record is refused before anything is drawn
+    except RecordError as err:
+        raise WebError(f"{name}: {err}" if name else str(err), 422) from None
+    state = engine.new_games([0])
+    frames = [frame(engine, state)]
+    for ev in rec["events"]:
+        if ev["e"] == "roll":
+            engine.apply_roll(state, [FACES_BY_NAME[ev["face"]]])
+        elif ev["e"] in ("place", "move"):
+            engine.apply_action(state, [engine.layout.from_notation(ev["a"], int(state.roll[0]))])
+        frames.append(frame(engine, state))
+    agents = rec.get("agents")
+    seed = rec.get("seed")
+    game = {"variant": engine.variant, "num_players": engine.num_players, "options": dict(engine.config.options),
+            "seed": None if seed is None else str(seed)[:40],  # as text: a 63-bit seed is not a JavaScript number
+            "agents": [str(a)[:60] for a in agents] if isinstance(agents, list) and len(agents) == engine.num_players
+            else None, "final_points": rec["final_points"], "winners": sorted(rec["winners"]),
+            "truncated": rec["truncated"]}
+    return {"board": board_view(engine), "game": game, "events": _clean_events(rec["events"]), "frames": frames}
+
+
+def agents_record(variant: Any, players: Any, agents: Any, seed: Any) -> dict:
+    """A new game between agents, played now as a record (the same game for the same arguments:
+    a game depends on its seed and its agents only). ``agents``: one spec for every seat, or one
+    per seat, comma-separated or as a list."""
+    try:
+        num_players = int(players)
+    except (TypeError, ValueError):
+        raise WebError(f"players {str(players)[:20]!r} is not a number: allowed are 1..8") from None
+    try:
+        config = make_config(str(variant), num_players)
+        seed = check_seed(int(seed), "seed")
+    except (TypeError, ValueError) as err:
+        raise WebError(str(err)) from None
+    specs = split_specs(agents) if isinstance(agents, str) else [str(a) for a in agents or []]
+    if len(specs) == 1:
+        specs = specs * num_players
+    if len(specs) != num_players:
+        raise WebError(f"{len(specs)} agents for {num_players} seats: give one agent for every seat, or one per seat")
+    engine = Engine(config)
+    per_seat = seat_agents(engine, specs)
+    names = sorted(set(specs), key=specs.index)  # each agent once, as play_batch takes them
+    lineup = np.array([[names.index(spec) for spec in specs]])
+    agents = [per_seat[specs.index(name)] for name in names]
+    return play_batch(engine, agents, lineup, [seed], record=True, agent_names=names).records[0]
+
+
+def seat_agents(engine: Engine, specs: list[str | None]) -> list:
+    """An agent per seat (None stays None: a person's seat), each made once; WebError naming an
+    unknown agent or one that cannot play this game.
+
+    The page plays registered agents by name only (``midnight agents``, plugins included): a spec
+    with options may name a file (``ppo:path=...``) and ``module:Attribute`` runs any importable
+    code, neither of which a request may ask of the server."""
+    made: dict[str, Any] = {}
+    names = None
+    for spec in specs:
+        if spec is None or spec in made:
+            continue
+        if names is None:
+            names = [info.name for info in agent_infos()]
+        if spec not in names:
+            shown = str(spec)[:60]
+            why = ("options and module:Attribute agents are for the command line" if ":" in shown
+                   else f"known agents are {', '.join(names)}")
+            raise WebError(f"agent {shown!r} is not one the page plays: it plays registered agents by name; {why}")
+        try:
+            agent = make_agent(spec)
+        except ValueError as err:  # AgentError, a model's own refusal
+            raise WebError(str(err)) from None
+        reason = fit_error(agent, engine)
+        if reason is not None:
+            raise WebError(f"agent {spec!r} cannot play {engine.variant} with {engine.num_players} players: {reason}")
+        made[spec] = agent
+    return [None if spec is None else made[spec] for spec in specs]
+
+
+__all__ = ["MAX_EVENTS", "board_view", "frame", "record_view", "agents_record", "seat_agents"]
