@@ -166,7 +166,8 @@ class SeatVectorEnv(gymnasium.vector.VectorEnv):
         return masks
 
     def close(self, **kwargs: Any) -> None:
-        self.venv.close()
+        if hasattr(self, "venv"):  # not when the constructor refused its arguments
+            self.venv.close()
         self.closed = True
 
     def __repr__(self) -> str:
