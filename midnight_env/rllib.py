@@ -7,8 +7,8 @@ RLlib loads a PettingZoo AEC env through ``ray.rllib.env.wrappers.pettingzoo_env
 - RLlib's models take no dict observation; its action-masking module
   (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``) takes
   exactly ``{"observations": Box(D,), "action_mask": Box(0, 1, (A,))}``. :class:`RLlibObservations`
-  renames ``observation`` to ``observations`` and hands the mask out as float32 (the module takes
-  its logarithm);
+  renames ``observation`` to ``observations``; the mask stays PettingZoo's int8 (the module takes
+  its logarithm, which torch computes in floats);
 - RLlib's env check (``check_multiagent_environments``, run by every env runner unless
   ``disable_env_checking``) steps one action sampled from the action space, without the mask.
   :func:`rllib_env` builds the env with ``illegal="penalize"``: such an action ends the game with the
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseWrapper
 
@@ -35,22 +34,19 @@ from midnight_env.aec import MidnightEnv, env
 
 
 class RLlibObservations(BaseWrapper):
-    """The AEC env with observations ``{"observations": (D,) float32, "action_mask": (A,) float32}``."""
+    """The AEC env with observations ``{"observations": (D,) float32, "action_mask": (A,) int8}``."""
 
     def __init__(self, aec_env: MidnightEnv):
         super().__init__(aec_env)
-        inner = aec_env.observation_space(aec_env.possible_agents[0])["observation"]
-        self._space = spaces.Dict({
-            "observations": inner,
-            "action_mask": spaces.Box(0.0, 1.0, (aec_env.num_actions,), dtype=np.float32),
-        })
+        inner = aec_env.observation_space(aec_env.possible_agents[0])
+        self._space = spaces.Dict({"observations": inner["observation"], "action_mask": inner["action_mask"]})
 
     def observation_space(self, agent: str) -> spaces.Dict:
         return self._space
 
     def observe(self, agent: str) -> dict:
         obs = self.env.observe(agent)
-        return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
+        return {"observations": obs["observation"], "action_mask": obs["action_mask"]}
 
 
 def rllib_aec_env(variant: str = "midnight_party", num_players: int = 4, illegal: str = "penalize",
