@@ -75,32 +75,50 @@ def test_the_same_as_gymnasiums_sync_vector_env_of_single_agent_envs(mode, varia
     assert steps > 10
 
 
-def test_gymnasiums_vector_wrappers_take_it():
-    """RecordEpisodeStatistics counts each game's own return and length, NormalizeReward scales
-    one reward per game, DictInfoToList hands every game its own info."""
+def test_gymnasiums_statistics_and_reward_wrappers_take_it():
+    """RecordEpisodeStatistics counts each game's own return and length; NormalizeReward scales
+    one reward per game."""
     b = 6
     env = SeatVectorEnv(b, "hidden_castle", 3, opponents="random", seat=2, seed=3)
     stats = RecordEpisodeStatistics(env)
-    wrapped = DictInfoToList(NormalizeReward(stats))
-    obs, infos = wrapped.reset(seed=3)
-    assert obs.shape == (b, env.single_observation_space.shape[0]) and len(infos) == b
+    wrapped = NormalizeReward(stats)
+    obs, info = wrapped.reset(seed=3)
+    assert obs.shape == (b, env.single_observation_space.shape[0])
     rng = np.random.default_rng(1)
     episodes = 0
-    masks = np.stack([info["action_mask"] for info in infos])
     for _ in range(200):
-        obs, rewards, terms, truncs, infos = wrapped.step(masked_random(masks, rng))
+        obs, rewards, terms, truncs, info = wrapped.step(masked_random(info["action_mask"], rng))
         assert rewards.shape == (b,) and np.isfinite(rewards).all()
-        masks = np.stack([info["action_mask"] for info in infos])
-        raw = stats.episode_returns  # before NormalizeReward: the learner's own points
-        for i in range(b):
-            if "spooky_points" in infos[i]:  # ended in this step
-                assert terms[i] or truncs[i]
-                assert infos[i]["seat"] == 2 and not masks[i].any()
-                assert raw[i] == -(infos[i]["spooky_points"] - 10)  # hidden_castle starts at 10
-                assert infos[i]["episode"]["l"] == stats.episode_lengths[i] > 0
-                episodes += 1
-    assert episodes >= b
-    assert stats.episode_count == episodes
+        ended = terms | truncs
+        if ended.any():
+            np.testing.assert_array_equal(info["_spooky_points"], ended)
+            np.testing.assert_array_equal(info["_episode"], ended)
+            # before NormalizeReward: the learner's own points (hidden_castle starts at 10)
+            np.testing.assert_array_equal(info["episode"]["r"][ended], -(info["spooky_points"][ended] - 10))
+            assert (info["episode"]["l"][ended] > 0).all() and (info["seat"][ended] == 2).all()
+            assert not info["action_mask"][ended].any()
+            episodes += int(ended.sum())
+    assert episodes >= b and stats.episode_count == episodes
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_dict_info_to_list_hands_every_game_its_own_info(mode):
+    b = 4
+    env = DictInfoToList(SeatVectorEnv(b, "hidden_castle", 2, seat=1, seed=0, autoreset_mode=mode))
+    obs, infos = env.reset()
+    assert [sorted(i) for i in infos] == [["action_mask", "seat"]] * b
+    rng = np.random.default_rng(2)
+    ended_games = 0
+    for _ in range(60):
+        masks = np.stack([i["action_mask"] for i in infos])
+        obs, rewards, terms, truncs, infos = env.step(masked_random(masks, rng))
+        for i in np.flatnonzero(terms | truncs):
+            final = infos[i] if mode == AutoresetMode.NEXT_STEP else infos[i]["final_info"]
+            assert final["seat"] == 1 and final["rank"] in (1, 2) and final["winner"] == (final["rank"] == 1)
+            if mode == AutoresetMode.SAME_STEP:
+                np.testing.assert_array_equal(infos[i]["final_obs"].shape, obs[i].shape)
+            ended_games += 1
+    assert ended_games >= b
 
 
 def test_next_step_ignores_the_action_of_a_game_shown_anew():
