@@ -19,6 +19,7 @@ _LAZY = {
     "raw_env": "midnight_env.aec",
     "SingleAgentEnv": "midnight_env.gym_env",
     "VectorEnv": "midnight_env.vector",
+    "SeatVectorEnv": "midnight_env.seat_vector",
     "SB3VecEnv": "midnight_env.sb3_vec",
 }
 

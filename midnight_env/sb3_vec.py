@@ -1,12 +1,12 @@
 """A stable-baselines3 ``VecEnv``: one learning seat per game against batched opponents.
 
-``SB3VecEnv(num_envs, variant, num_players, opponents=["random"], seat=0, seed=s)`` runs
-``num_envs`` games on one :class:`~midnight_env.vector.VectorEnv`. The learner holds ``seat`` in
-every game (or ``seat="random"``: a seat drawn from each game's seed); after its actions the
-opponents (agents by spec or instance, one per other seat clockwise from the learner, or a
-single one for all) decide every waiting game in one call per agent until each game is back at
-the learner's decision. Masks come from ``env_method("action_masks")``, as sb3-contrib's
-MaskablePPO asks for them.
+``SB3VecEnv(num_envs, variant, num_players, opponents=["random"], seat=0, seed=s)`` is
+:class:`~midnight_env.seat_vector.SeatVectorEnv` in SB3's ``VecEnv`` API: ``num_envs`` games on one
+batched engine. The learner holds ``seat`` in every game (or ``seat="random"``: a seat drawn from
+each game's seed); after its actions the opponents (agents by spec or instance, one per other
+seat clockwise from the learner, or a single one for all) decide every waiting game in one call
+per agent until each game is back at the learner's decision. Masks come from
+``env_method("action_masks")``, as sb3-contrib's MaskablePPO asks for them.
 
 Observations are ``Box(D,) float32`` from the learner's view; rewards the learner's own
 (``reward="points"`` or ``"rank"``, as :class:`~midnight_env.vector.VectorEnv`); a finished game
@@ -21,14 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from midnight_env.agent import Decisions, decide
-from midnight_env.dice import agent_streams
-from midnight_env.gym_env import check_seat, make_opponents
-from midnight_env.observation import observation_layout
-from midnight_env.vector import VectorEnv
+from midnight_env.seat_vector import SeatVectorEnv
 
 
 class SB3VecEnv(VecEnv):
@@ -37,47 +33,49 @@ class SB3VecEnv(VecEnv):
     def __init__(self, num_envs: int, variant: str = "midnight_party", num_players: int = 4,
                  opponents: Sequence[Any] | str = ("random",), seat: int | str = 0, seed: int | None = None,
                  reward: str = "points", auto_forced: bool = False, **options: Any):
-        self.venv = VectorEnv(num_envs, variant, num_players, seed=seed, reward=reward, auto_forced=auto_forced,
-                              **options)
-        self.engine = self.venv.engine
-        n = self.engine.num_players
-        self.seat_option = check_seat(seat, n)
-        self.opponents = make_opponents(opponents, n)
+        # SB3 restarts a finished game at once: SAME_STEP, the final observation in the info
+        self.seat_env = SeatVectorEnv(num_envs, variant, num_players, opponents=opponents, seat=seat, seed=seed,
+                                      reward=reward, auto_forced=auto_forced,
+                                      autoreset_mode=AutoresetMode.SAME_STEP, **options)
+        self.venv = self.seat_env.venv
+        self.engine = self.seat_env.engine
+        self.seat_option = self.seat_env.seat_option
+        self.opponents = self.seat_env.opponents
         self.render_mode = None
-        # agent index per relative seat 1..N-1, so that each agent instance decides all its games at once
-        self._agents = list({id(a): a for a in self.opponents}.values())
-        self._agent_of = np.array([-1] + [self._agents.index(a) for a in self.opponents], np.int64)
-        lay = observation_layout(self.engine)
-        super().__init__(num_envs, spaces.Box(lay.low, lay.high, dtype=np.float32),
-                         spaces.Discrete(self.engine.num_actions))
-        self.seats = np.zeros(num_envs, np.int64)
+        super().__init__(num_envs, self.seat_env.single_observation_space, self.seat_env.single_action_space)
         self._actions: np.ndarray | None = None
-        self._obs: np.ndarray | None = None
+
+    @property
+    def seats(self) -> np.ndarray:
+        """(B,) the learner's seat in each game."""
+        return self.seat_env.seats
 
     # -- VecEnv API ------------------------------------------------------------------------------
     def reset(self):
         seeds = None if any(s is None for s in self._seeds) else list(self._seeds)
-        self.venv.reset(seed=seeds)
+        obs, info = self.seat_env.reset(seed=seeds)
         self._reset_seeds()
-        self._agent_rng = agent_streams(self.venv.seeds)
-        self.seats = self._draw_seats(self.venv.seeds)
-        done = np.zeros(self.num_envs, np.bool_)
-        rewards = np.zeros(self.num_envs, np.float32)
-        infos: list[dict] = [{} for _ in range(self.num_envs)]
-        self._play_opponents(done, rewards, infos)
-        self.reset_infos = [{"seat": int(s)} for s in self.seats]
-        return self._learner_obs()
+        self.reset_infos = [{"seat": int(s)} for s in info["seat"]]
+        return obs
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(-1)
 
     def step_wait(self):
-        done = np.zeros(self.num_envs, np.bool_)
-        rewards = np.zeros(self.num_envs, np.float32)
+        obs, rewards, terminations, truncations, info = self.seat_env.step(self._actions)
+        dones = terminations | truncations
         infos: list[dict] = [{} for _ in range(self.num_envs)]
-        self._absorb(self.venv.advance(self._actions), done, rewards, infos)
-        self._play_opponents(done, rewards, infos)
-        return self._learner_obs(), rewards, done, infos
+        if dones.any():
+            final = info["final_info"]
+            for g in np.flatnonzero(dones):
+                infos[g].update({
+                    "terminal_observation": info["final_obs"][g],
+                    "TimeLimit.truncated": bool(truncations[g]),
+                    "spooky_points": int(final["spooky_points"][g]),
+                    "rank": int(final["rank"][g]),
+                    "seat": int(final["seat"][g]),
+                })
+        return obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """(B, A) bool legal actions of the learner in every game."""
@@ -101,55 +99,7 @@ class SB3VecEnv(VecEnv):
         return [False for _ in self._get_indices(indices)]
 
     def close(self) -> None:
-        self.venv.close()
-
-    # -- internals --------------------------------------------------------------------------------
-    def _draw_seats(self, seeds: np.ndarray) -> np.ndarray:
-        if self.seat_option == "random":
-            return (agent_streams(seeds, stream=2) % np.uint64(self.engine.num_players)).astype(np.int64)
-        return np.full(len(seeds), self.seat_option, np.int64)
-
-    def _play_opponents(self, done: np.ndarray, rewards: np.ndarray, infos: list[dict]) -> None:
-
-        venv, n = self.venv, self.engine.num_players
-        while True:
-            rel = (venv.state.player.astype(np.int64) - self.seats) % n
-            waiting = rel != 0
-            if not waiting.any():
-                return
-            actions = np.full(self.num_envs, -1, np.int64)
-            holder = self._agent_of[rel]
-            for k, agent in enumerate(self._agents):
-                games = np.flatnonzero(waiting & (holder == k))
-                if len(games):
-                    actions[games] = decide(agent, Decisions(self.engine, venv.state, games, self._agent_rng,
-                                                                 venv.seeds))
-            self._absorb(venv.advance(actions), done, rewards, infos)
-
-    def _absorb(self, step, done: np.ndarray, rewards: np.ndarray, infos: list[dict]) -> None:
-        """Add one vector step to the learner's rewards; close finished games, set up their next."""
-        step_rewards, terminations, truncations, info = step
-        live = ~done  # a game restarted within this call pays nothing more to the finished episode
-        rewards[live] += step_rewards[np.flatnonzero(live), self.seats[live]]
-        if "final_games" not in info:
-            return
-        ended = info["final_games"]
-        for k, g in enumerate(ended):
-            seat = self.seats[g]
-            infos[g].update({
-                "terminal_observation": info["final_observation"][k, seat],
-                "TimeLimit.truncated": bool(truncations[g]),
-                "spooky_points": int(info["final_points"][k, seat]),
-                "rank": int(info["final_ranks"][k, seat]),
-                "seat": int(seat),
-            })
-        done[ended] = True
-        seeds = self.venv.seeds[ended]
-        self._agent_rng[ended] = agent_streams(seeds)
-        self.seats[ended] = self._draw_seats(seeds)
-
-    def _learner_obs(self) -> np.ndarray:
-        return self.venv.observations()["observation"]
+        self.seat_env.close()
 
 
 __all__ = ["SB3VecEnv"]

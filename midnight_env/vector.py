@@ -23,6 +23,11 @@ seeds                    game i of ``VectorEnv(seed=s)`` is seeded ``s + i`` at 
                          its k-th restart (autoreset or a later ``reset()``) gets ``s + i + k*B``
 ======================  ====================================================================
 
+This is the multi-seat form, for self-play: whichever seat decides is the agent, and rewards come
+for every seat. Gymnasium's vector wrappers (``RecordEpisodeStatistics``, ``NormalizeReward``,
+``DictInfoToList``) take one reward per game and per-game infos with ``_key`` masks: for a learner
+in one seat against fixed opponents use :class:`~midnight_env.seat_vector.SeatVectorEnv`.
+
 Observation and action layout are those of the PettingZoo env (``midnight_env.env``); rewards:
 ``reward="points"`` minus the change of each seat's spooky points, ``reward="rank"`` the rank
 reward at the end only (:func:`rank_rewards`). ``auto_forced=True`` plays decisions with exactly
@@ -69,7 +74,8 @@ VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
-    """``num_envs`` games of one variant stepped together (see the module docstring)."""
+    """``num_envs`` games of one variant stepped together, every seat an agent (self-play; see the
+    module docstring; one learning seat with Gymnasium's wrappers: ``SeatVectorEnv``)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 

@@ -67,3 +67,23 @@ def random_aec_game(env, seed: int, policy_seed: int = 0, record: bool = True) -
 def random_game():
     """``random_game(env, seed, policy_seed=0, record=True)``: :func:`random_aec_game`."""
     return random_aec_game
+
+
+@pytest.fixture
+def require():
+    """``require("pyspiel", extra="openspiel")``: the module, or a skip naming the extra that brings
+    it. Under CI (``CI`` set) a missing module fails instead: CI installs every extra, so a skip
+    there would hide an integration that stopped working."""
+    import importlib
+    import os
+
+    def load(module: str, extra: str = "integrations"):
+        try:
+            return importlib.import_module(module)
+        except ImportError as err:
+            message = f"{module} is not installed ({err}): pip install -e '.[{extra}]'"
+            if os.environ.get("CI"):
+                pytest.fail(f"{message} -- CI installs every extra, so this must not be missing")
+            pytest.skip(message)
+
+    return load

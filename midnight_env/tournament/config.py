@@ -27,7 +27,7 @@ DEFAULT_VARIANT = "midnight_party"
 DEFAULT_PLAYERS = 4
 # agents left out of the default tournament: too slow for a run of a few minutes, or needing
 # options (a trained model's file)
-SLOW_AGENTS = ("ppo",)
+SLOW_AGENTS = ("ppo", "openspiel_mcts")
 
 
 class TournamentError(ValueError):
