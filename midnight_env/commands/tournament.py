@@ -28,6 +28,7 @@ from midnight_env.tournament import (
     run_tournament,
     write_leaderboard,
 )
+from midnight_env.tournament.run import BACKENDS
 from midnight_env.tournament.store import database_files, same_file, tournament_keys
 
 
@@ -54,7 +55,15 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue an unfinished run in --db, or add this tournament to a database holding others")
     p.add_argument("--records", metavar="FILE", help="also write every game as a midnight-record/1 line to FILE")
-    p.add_argument("--batch-size", type=int, default=256, help="games played at once (default 256)")
+    p.add_argument("--batch-size", type=int, default=256,
+                   help="games played at once (default 256); with --backend ray, the games of one Ray task")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="local: play here, one batch after the other (default); ray: play the batches as Ray tasks, "
+                        "on this machine's cores or a cluster's (pip install 'midnight-env[ray]')")
+    p.add_argument("--address", help="with --backend ray: the Ray cluster to use, as `ray start --head` printed it "
+                                     "(default: a Ray instance of this machine, started for the run)")
+    p.add_argument("--workers", type=int, help="with --backend ray: batches played at once (default: two per CPU "
+                                               "of the cluster); without --address also the CPUs of the instance")
     p.add_argument("--set", dest="options", action="append", metavar="OPTION=VALUE",
                    help="rule option, e.g. --set rounds=players (repeatable)")
     p.add_argument("--out", metavar="DIR", help="where the leaderboard files go (default: the database's folder)")
@@ -64,7 +73,7 @@ def add_parser(sub) -> None:
 
 # the library's parameters (TournamentError.parameter) as this command's flags
 FLAGS = {"seed": "--seed", "games": "--games", "batch_size": "--batch-size", "records": "--records",
-         "db": "--db", "resume": "--resume"}
+         "db": "--db", "resume": "--resume", "backend": "--backend", "address": "--address", "workers": "--workers"}
 
 
 def _in_flag_words(err: TournamentError) -> TournamentError:
@@ -103,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
                                         parse_set_options(args.options, args.variant))
         games = args.games if args.games is not None else default_games(config)
         run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
-                              records=args.records, progress=not args.no_progress)
+                              records=args.records, progress=not args.no_progress, backend=args.backend,
+                              address=args.address, workers=args.workers)
     except TournamentError as err:
         raise _in_flag_words(err) from None
     results = run_.results
@@ -112,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
               f"{len(run_.started_beside)} other(s) (a changed option, agent or seed makes a new one)")
     if run_.played:
         rate = run_.played / max(run_.elapsed, 1e-9)
-        print(f"played {run_.played} games in {run_.elapsed:.1f} s ({rate:.1f} games/s)")
+        where = " on Ray" if run_.backend == "ray" else ""
+        print(f"played {run_.played} games{where} in {run_.elapsed:.1f} s ({rate:.1f} games/s)")
     else:
         print(f"all {games} games were already in {args.db}")
     title = (f"{config.variant}, {config.num_players} players, {results.num_games} games, seed {config.seed}")

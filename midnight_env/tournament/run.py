@@ -1,26 +1,35 @@
 """Running a tournament: the games missing from the database, played batch by batch and stored.
 
-Each batch is played with :func:`midnight_env.play.play_batch` and committed in one transaction
-before the next starts (see :mod:`midnight_env.tournament.store` for what a kill loses); the
-leaderboard is computed from the database at the end, so it counts every stored game, whichever
-run played it.
+Each batch (a *chunk* of game indices) is played by :func:`play_chunk` and committed in one
+transaction as it comes back (see :mod:`midnight_env.tournament.store` for what a kill loses).
+The ``local`` backend plays the chunks one after the other in this process; the ``ray`` backend
+(:mod:`midnight_env.tournament.ray_backend`) plays them as Ray tasks, on this machine's cores or
+a cluster's, and this process stores each one as it arrives. A game's line-up and seed depend on
+the configuration and its index only, and a game on its seed and its agents' decisions only, so
+both backends store the same games. The leaderboard is computed from the database at the end,
+so it counts every stored game, whichever run and backend played it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from midnight_env.agent import Agent
+from midnight_env.engine import ENGINE_VERSION
 from midnight_env.provenance import code_commit
 from midnight_env.registry import make_agent
 from midnight_env.tournament.config import TournamentConfig, TournamentError
 from midnight_env.tournament.ratings import Standing, leaderboard
 from midnight_env.tournament.schedule import Schedule
 from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore, check_writable, database_files, same_file
+
+BACKENDS = ("local", "ray")
 
 
 @dataclass
@@ -34,25 +43,71 @@ class TournamentRun:
     records_written: int | None = None  # records in the ``records`` file (None: not asked for)
     started_beside: list[dict] = field(default_factory=list)  # other tournaments of the file, when this
     #                                                           one started in it now
+    backend: str = "local"
+
+
+@dataclass
+class Chunk:
+    """The outcome of a chunk of games, as the store takes it (what a Ray task sends back)."""
+
+    indices: np.ndarray  # (n,) game indices
+    deals: np.ndarray  # (n,)
+    seeds: np.ndarray  # (n,)
+    lineups: np.ndarray  # (n, N) agent index per seat
+    points: np.ndarray  # (n, N)
+    ranks: np.ndarray  # (n, N)
+    rolls: np.ndarray  # (n,)
+    decisions: np.ndarray  # (n,)
+    truncated: np.ndarray  # (n,) bool
+    records: list[dict] | None
+    commit: str | None  # the code that played them
+    engine_version: str = ENGINE_VERSION
+
+
+def play_chunk(config: TournamentConfig, agents: Sequence[Agent], indices: np.ndarray, record: bool = False,
+               commit: str | None = None, schedule: Schedule | None = None, engine=None) -> Chunk:
+    """Play games ``indices`` of the tournament: the one place a chunk is played, by either backend.
+    ``commit`` is the code's (:func:`~midnight_env.provenance.code_commit`, looked up once per
+    process by the caller: it runs git)."""
+    from midnight_env.play import play_batch
+
+    schedule = schedule if schedule is not None else Schedule(config)
+    engine = engine if engine is not None else config.engine()
+    indices = np.asarray(indices, np.int64)
+    lineups, seeds, deals = schedule.games(indices)
+    res = play_batch(engine, agents, lineups, seeds, record=record, agent_names=list(config.agents))
+    return Chunk(indices, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions, res.truncated,
+                 res.records, commit)
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
                    batch_size: int = 256, records: str | Path | None = None, progress: bool = True,
-                   on_batch: Callable[[np.ndarray], None] | None = None) -> TournamentRun:
+                   on_batch: Callable[[np.ndarray], None] | None = None, backend: str = "local",
+                   address: str | None = None, workers: int | None = None) -> TournamentRun:
     """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate.
 
     ``resume`` consents to a database that holds other tournaments or an unfinished run of this
     one (see :meth:`ResultStore.open`); ``records`` also writes every game as a record (JSON Lines);
     ``on_batch`` is called with the game indices of each batch once the batch is committed (a
-    test kills the process there to interrupt a run at a known point).
+    test kills the process there to interrupt a run at a known point). ``backend="ray"`` plays
+    the batches as Ray tasks: on the cluster at ``address``, else on Ray already started in this
+    process, else on a Ray instance of ``workers`` CPUs (default: every core) started for the
+    run; ``workers`` also caps the batches played at once (default: the cluster's CPUs).
     """
     from tqdm import tqdm
-
-    from midnight_env.play import play_batch
 
     for name, value in (("games", games), ("batch_size", batch_size)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise TournamentError(f"{name}={value!r} is out of range: allowed are integers 1 or more", name)
+    if backend not in BACKENDS:
+        raise TournamentError(f"backend={backend!r} is not allowed: allowed are {', '.join(BACKENDS)}", "backend")
+    if workers is not None and (not isinstance(workers, (int, np.integer)) or isinstance(workers, bool)
+                                or workers < 1):
+        raise TournamentError(f"workers={workers!r} is out of range: allowed are integers 1 or more", "workers")
+    if backend == "local" and (address is not None or workers is not None):
+        given = "address" if address is not None else "workers"
+        raise TournamentError(f"{given}={address if address is not None else workers!r} is only for the ray backend: "
+                              f"allowed with the local backend is no {given}", given)
     if records is not None:
         if Path(records).is_dir():
             raise TournamentError(f"records={str(records)!r} is a directory, not a file", "records")
@@ -60,34 +115,49 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
             raise TournamentError(f"records={str(records)!r} is the database {str(db)!r} (or one of its files): "
                                   "allowed is another file", "records")
         check_writable(records, "records=", "records")
+    if backend == "ray":
+        from midnight_env.tournament import ray_backend
+
+        ray_backend.require_ray()  # before the database is touched
     store = ResultStore.open(db, config, games, resume)
     try:
         done = {g for g in store.done() if g < games}
-        schedule = Schedule(config)
-        engine = config.engine()
         agents = [make_agent(spec) for spec in config.agents]
-        commit = code_commit()
+        chunks = missing_games(games, done, batch_size)
+        record = records is not None
         start = time.perf_counter()
         played = 0
         with tqdm(total=games, initial=len(done), unit="game", disable=not progress,
                   desc=f"{config.variant} {config.num_players}p", smoothing=0.1) as bar:
-            for chunk in missing_games(games, done, batch_size):
-                lineups, seeds, deals = schedule.games(chunk)
-                res = play_batch(engine, agents, lineups, seeds, record=records is not None,
-                                 agent_names=list(config.agents))
-                store.add(chunk, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions,
-                          res.truncated, commit, res.records)
-                bar.update(len(chunk))
-                played += len(chunk)
-                if on_batch is not None:
-                    on_batch(chunk)
+            if backend == "ray":
+                outcomes = ray_backend.play_chunks(config, agents, chunks, record, address, workers)
+            else:
+                outcomes = _play_here(config, agents, chunks, record)
+            with closing(outcomes):  # on any error, the backend's tasks in flight are cancelled at once
+                for chunk in outcomes:
+                    store.add(chunk.indices, chunk.deals, chunk.seeds, chunk.lineups, chunk.points, chunk.ranks,
+                              chunk.rolls, chunk.decisions, chunk.truncated, chunk.commit, chunk.records)
+                    bar.update(len(chunk.indices))
+                    played += len(chunk.indices)
+                    if on_batch is not None:
+                        on_batch(chunk.indices)
         elapsed = time.perf_counter() - start
         written = store.export_records(records, games) if records is not None else None
         results = store.results(games)
     finally:
         store.close()
     return TournamentRun(config, games, played, elapsed, results, leaderboard(results), written,
-                         store.others if store.is_new else [])
+                         store.others if store.is_new else [], backend)
+
+
+def _play_here(config: TournamentConfig, agents: Sequence[Agent], chunks: Iterable[np.ndarray],
+               record: bool) -> Iterator[Chunk]:
+    """The local backend: the chunks in order, in this process."""
+    schedule = Schedule(config)
+    engine = config.engine()
+    commit = code_commit()
+    for indices in chunks:
+        yield play_chunk(config, agents, indices, record, commit, schedule, engine)
 
 
 def missing_games(games: int, done: set[int], batch_size: int) -> Iterator[np.ndarray]:
