@@ -10,6 +10,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+import tempfile
 import time
 
 import pytest
@@ -52,7 +53,7 @@ def ray_instance(tmp_path_factory):
         if os.environ.get("CI"):
             pytest.fail(f"{message} -- CI installs every extra, so this must not be missing")
         pytest.skip(message)
-    from midnight_env.tournament.ray_backend import start_local_ray
+    from midnight_env.ray_cluster import start_local_ray
 
     bots = tmp_path_factory.mktemp("bots")
     (bots / "midnight_test_bots.py").write_text(BOTS)
@@ -198,3 +199,76 @@ def test_an_agents_error_on_a_worker_is_raised_as_here(tmp_path, ray_instance):
             run_tournament(config, 8, db=tmp_path / f"{backend}.sqlite", progress=False, backend=backend)
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.slow  # a Ray cluster started apart (ray start --head), and a driver process
+def test_a_tournament_on_a_cluster_given_by_its_address(tmp_path, ray_instance):
+    """``--address``: the cluster of ``ray start --head`` on this machine, bound to the loopback
+    address, token authentication on (Ray's default) and the driver told so."""
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token")
+    ray_command = os.path.join(os.path.dirname(sys.executable), "ray")
+    # its own temp folder: `ray start` leaves its address there for ray.init() to join, and the
+    # machine's /tmp/ray is anyone's (short: Ray's socket paths must fit in 107 characters)
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    head = subprocess.Popen([ray_command, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
+                             "--include-dashboard=false", f"--temp-dir={temp}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert head.poll() is None and time.monotonic() < deadline, "ray start --head did not come up"
+                time.sleep(0.2)
+        args = ["tournament", "--variant", "hidden_castle", "--players", "3", "--agents", "random,runner,coward",
+                "--games", "12", "--batch-size", "4", "--db", str(tmp_path / "t.sqlite"), "--no-progress"]
+        run = subprocess.run([sys.executable, "-m", "midnight_env.cli", *args, "--backend", "ray", "--address",
+                              f"127.0.0.1:{port}"], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "played 12 games on Ray" in run.stdout
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started
+        head.wait(timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert cli.main(args + ["--out", str(tmp_path / "local")]) == 0  # complete: the local backend plays nothing
+    local = run_tournament(make_tournament_config("hidden_castle", 3, ["random", "runner", "coward"]), 12,
+                           db=tmp_path / "local.sqlite", progress=False)
+    assert _rows(tmp_path / "t.sqlite") == _rows(tmp_path / "local.sqlite") and local.played == 12
+
+
+def test_ray_refusals_come_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "t.sqlite"
+    base = ["tournament", "--players", "2", "--agents", "random,runner", "--games", "4", "--db", str(db),
+            "--no-progress"]
+    assert cli.main(base + ["--address", "127.0.0.1:1"]) == 2
+    assert "--address '127.0.0.1:1' is only for the ray backend" in capsys.readouterr().err
+    assert cli.main(base + ["--backend", "ray", "--workers", "0"]) == 2
+    assert "--workers 0 is out of range" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)  # Ray not installed
+    assert cli.main(base + ["--backend", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "--backend 'ray' needs Ray, which is not installed: pip install 'midnight-env[ray]'" in err
+    assert len(err.strip().splitlines()) == 1 and not db.exists()
+
+
+@pytest.mark.slow  # a driver process
+def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
+    import subprocess
+
+    pytest.importorskip("ray")
+    db = tmp_path / "t.sqlite"
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")  # 127.0.0.1 stays 127.0.0.1 (Ray's own rule)
+    run = subprocess.run([sys.executable, "-m", "midnight_env.cli", "tournament", "--players", "2", "--agents",
+                          "random,runner", "--games", "4", "--db", str(db), "--no-progress", "--backend", "ray",
+                          "--address", "127.0.0.1:1"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and not db.exists()
+    assert run.stderr.strip().splitlines()[-1].startswith(
+        "midnight tournament: error: --address '127.0.0.1:1': no Ray cluster answers there")

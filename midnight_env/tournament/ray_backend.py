@@ -17,19 +17,18 @@ soon as it arrives (in whatever order the chunks finish: rows are keyed by game 
   ``module:Attribute`` needs its module importable there (Ray's ``runtime_env`` can ship it).
 
 Without an address, and with no Ray started in this process, the run starts a Ray instance of
-its own on this machine's cores, bound to the loopback address and sending no usage statistics
-(:func:`start_local_ray`), and stops it at the end.
+its own on this machine's cores, bound to the loopback address, and stops it at the end
+(:func:`midnight_env.ray_cluster.ray_session`).
 """
 
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 
+from midnight_env import ray_cluster
 from midnight_env.agent import Agent
 from midnight_env.tournament.config import TournamentConfig, TournamentError
 from midnight_env.tournament.run import Chunk, play_chunk
@@ -38,61 +37,18 @@ RETRIES = 3  # a chunk whose worker dies is played again up to this many times
 TASK_NAME = "tournament_chunk"  # a worker playing a chunk shows as "ray::tournament_chunk" in ps
 
 
-def require_ray() -> None:
-    """TournamentError (``backend``) when Ray is not installed, before anything is written."""
+def check_ray(address: str | None) -> None:
+    """TournamentError (``backend``, ``address``) when Ray is not installed or no cluster answers
+    at ``address``: checked before the database is touched."""
     try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise TournamentError("backend='ray' needs Ray, which is not installed: pip install 'midnight-env[ray]', "
-                              "or play with the local backend", "backend") from None
+        ray_cluster.require_ray()
+        import ray
 
-
-@contextmanager
-def _loopback():
-    """Ray's settings, while an instance starts, for one that only this machine can reach.
-
-    Ray binds a new instance to the address other machines would reach it by, unless its
-    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is false (what it does on a laptop): then to 127.0.0.1.
-    Its processes read the variables when they start, and the driver reads the setting once when
-    ray is imported, hence the constant too. Restored afterwards: a later ``ray.init(address=...)``
-    of this process must find its own address again.
-    """
-    from ray._private import ray_constants
-
-    saved_env = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED")}
-    saved_constant = ray_constants.ENABLE_RAY_CLUSTER
-    os.environ.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = saved_constant
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def start_local_ray(num_cpus: int | None = None) -> None:
-    """Start Ray in this process on this machine alone: ``num_cpus`` workers (default: every
-    core), listening on the loopback address only, no dashboard, no usage statistics."""
-    import ray
-
-    with _loopback():
-        ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING)
-
-
-def connect(address: str) -> None:
-    """Join the Ray cluster at ``address`` (``ray start --head`` printed it); TournamentError
-    (``address``) naming it when no cluster answers there."""
-    import ray
-
-    try:
-        ray.init(address=address, logging_level=logging.WARNING)
-    except (ConnectionError, ValueError, RuntimeError) as err:
-        raise TournamentError(f"address={address!r}: no Ray cluster could be joined there ({err}); allowed is the "
-                              "address `ray start --head` printed, e.g. 127.0.0.1:6379", "address") from None
+        if address is not None and not ray.is_initialized():
+            ray_cluster.check_address(address)
+    except ray_cluster.RayUnavailable as err:
+        raise TournamentError(f"{err}" + (", or play with the local backend" if err.parameter == "backend" else ""),
+                              err.parameter) from None
 
 
 # -- the worker's side ----------------------------------------------------------------------------
@@ -121,9 +77,20 @@ def tournament_chunk(config: TournamentConfig, agents: Sequence[Agent], indices:
 # -- the driver's side ----------------------------------------------------------------------------
 
 
+@contextmanager
+def session(address: str | None = None, workers: int | None = None) -> Iterator[None]:
+    """Ray for a run (:func:`midnight_env.ray_cluster.ray_session`); TournamentError (``address``)
+    when no cluster can be joined there."""
+    try:
+        with ray_cluster.ray_session(address, workers):
+            yield
+    except ray_cluster.RayUnavailable as err:
+        raise TournamentError(str(err), err.parameter) from None
+
+
 def play_chunks(config: TournamentConfig, agents: Sequence[Agent], chunks: Iterable[np.ndarray], record: bool,
-                address: str | None = None, workers: int | None = None) -> Iterator[Chunk]:
-    """The outcomes of ``chunks``, as they finish on Ray (see the module docstring).
+                workers: int | None = None) -> Iterator[Chunk]:
+    """The outcomes of ``chunks``, as they finish on Ray (in a :func:`session`; see the module docstring).
 
     ``workers`` chunks are in flight at once (default: two per CPU of the cluster, so that no
     CPU waits for the driver between chunks); the chunks are drawn from ``chunks`` as the earlier
@@ -132,21 +99,14 @@ def play_chunks(config: TournamentConfig, agents: Sequence[Agent], chunks: Itera
     import ray
     from ray.exceptions import RayError, RayTaskError
 
-    started = False
-    if not ray.is_initialized():
-        if address is not None:
-            connect(address)
-        else:
-            start_local_ray(workers)
-            started = True
     task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(tournament_chunk).options(
         name=TASK_NAME)
+    slots = workers if workers is not None else 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    config_ref, agents_ref = ray.put(config), ray.put(list(agents))
     pending: dict = {}  # object ref -> the game indices it plays
+    chunks = iter(chunks)
+    exhausted = False
     try:
-        slots = workers if workers is not None else 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        config_ref, agents_ref = ray.put(config), ray.put(list(agents))
-        chunks = iter(chunks)
-        exhausted = False
         while True:
             while not exhausted and len(pending) < slots:
                 indices = next(chunks, None)
@@ -171,11 +131,9 @@ def play_chunks(config: TournamentConfig, agents: Sequence[Agent], chunks: Itera
                                       f"of version {config.engine_version}: install the same midnight-env on every "
                                       "node of the cluster; its games were not stored")
             yield chunk
-    finally:
+    finally:  # an error, or the caller stopped: what is still queued or running is not needed
         for ref in pending:
             ray.cancel(ref)
-        if started:
-            ray.shutdown()
 
 
 def _worker_error(err, indices: np.ndarray) -> Exception:
@@ -190,4 +148,4 @@ def _worker_error(err, indices: np.ndarray) -> Exception:
     return cause if isinstance(cause, Exception) else TournamentError(str(err))
 
 
-__all__ = ["RETRIES", "TASK_NAME", "connect", "play_chunks", "require_ray", "start_local_ray", "tournament_chunk"]
+__all__ = ["RETRIES", "TASK_NAME", "check_ray", "play_chunks", "session", "tournament_chunk"]

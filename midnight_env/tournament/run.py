@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,10 +118,13 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
     if backend == "ray":
         from midnight_env.tournament import ray_backend
 
-        ray_backend.require_ray()  # before the database is touched
-    store = ResultStore.open(db, config, games, resume)
-    try:
+        ray_backend.check_ray(address)
+    with ExitStack() as stack:
+        store = ResultStore.open(db, config, games, resume)  # refusals first: Ray takes seconds to start
+        stack.callback(store.close)
         done = {g for g in store.done() if g < games}
+        if backend == "ray" and len(done) < games:  # Ray only when there is something to play
+            stack.enter_context(ray_backend.session(address, workers))
         agents = [make_agent(spec) for spec in config.agents]
         chunks = missing_games(games, done, batch_size)
         record = records is not None
@@ -130,13 +133,14 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
         with tqdm(total=games, initial=len(done), unit="game", disable=not progress,
                   desc=f"{config.variant} {config.num_players}p", smoothing=0.1) as bar:
             if backend == "ray":
-                outcomes = ray_backend.play_chunks(config, agents, chunks, record, address, workers)
+                outcomes = ray_backend.play_chunks(config, agents, chunks, record, workers)
             else:
                 outcomes = _play_here(config, agents, chunks, record)
             with closing(outcomes):  # on any error, the backend's tasks in flight are cancelled at once
                 for chunk in outcomes:
-                    store.add(chunk.indices, chunk.deals, chunk.seeds, chunk.lineups, chunk.points, chunk.ranks,
-                              chunk.rolls, chunk.decisions, chunk.truncated, chunk.commit, chunk.records)
+                    store.add(chunk.indices, chunk.deals, chunk.seeds, chunk.lineups, chunk.points,
+                              chunk.ranks, chunk.rolls, chunk.decisions, chunk.truncated, chunk.commit,
+                              chunk.records)
                     bar.update(len(chunk.indices))
                     played += len(chunk.indices)
                     if on_batch is not None:
@@ -144,8 +148,6 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
         elapsed = time.perf_counter() - start
         written = store.export_records(records, games) if records is not None else None
         results = store.results(games)
-    finally:
-        store.close()
     return TournamentRun(config, games, played, elapsed, results, leaderboard(results), written,
                          store.others if store.is_new else [], backend)
 
