@@ -87,3 +87,46 @@ def require():
             pytest.skip(message)
 
     return load
+
+
+@pytest.fixture(scope="module")
+def ray_instance(request, tmp_path_factory):
+    """Ray of two CPUs on the loopback address, started once for the test module as the library
+    starts its own (``midnight_env.ray_cluster.start_local_ray``): every run of the module finds
+    it started and uses it. The module's ``RAY_WORKER_MODULES`` (name -> source) are written to a
+    folder on the workers' PYTHONPATH. Ray missing: a skip, or under CI a failure."""
+    import importlib.util
+    import os
+    import sys
+
+    try:
+        ray = importlib.import_module("ray")
+    except ImportError as err:
+        message = f"ray is not installed ({err}): pip install -e '.[ray]'"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} -- CI installs every extra, so this must not be missing")
+        pytest.skip(message)
+    from midnight_env.ray_cluster import start_local_ray
+
+    modules = getattr(request.module, "RAY_WORKER_MODULES", {})
+    folder = tmp_path_factory.mktemp("ray_worker_modules")
+    for name, source in modules.items():  # here imported from their files, there found on PYTHONPATH
+        (folder / f"{name}.py").write_text(source)
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), saved]))  # the workers inherit it
+    if ray.is_initialized():
+        ray.shutdown()
+    try:
+        start_local_ray(2)
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+    yield ray
+    ray.shutdown()
+    for name in modules:
+        sys.modules.pop(name, None)

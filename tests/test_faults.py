@@ -374,7 +374,7 @@ def test_the_missing_games_of_a_huge_tournament_come_in_batches():
 # training
 
 
-@pytest.mark.parametrize("algo", ["native", "maskable_ppo"])
+@pytest.mark.parametrize("algo", ["native", "maskable_ppo", "rllib"])
 def test_a_bad_training_setting_leaves_no_run_folder(capsys, tmp_path, algo):
     runs = tmp_path / "runs"
     code, _, err = run_cli(capsys, "train", "--algo", algo, "--override", "bogus=1", "--run-dir", str(runs))

@@ -1,10 +1,10 @@
-"""The ``ray`` tournament backend on a real Ray instance of this machine (loopback only, two CPUs),
-started once for the module: the same games and table as the local backend, a worker killed in
-the middle of a chunk, resuming across backends, model files that reach the workers unasked."""
+"""The ``ray`` tournament backend on a real Ray instance of this machine (loopback only, two
+CPUs: the conftest's ``ray_instance``, started once for the module): the same games and table as
+the local backend, a worker killed in the middle of a chunk, resuming across backends, model
+files that reach the workers unasked, a cluster given by its address."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import signal
@@ -28,7 +28,8 @@ def _rows(db) -> list[tuple]:
         return conn.execute(ROWS).fetchall()
 
 
-BOTS = """
+# modules the workers import (the conftest's ray_instance puts them on their PYTHONPATH)
+RAY_WORKER_MODULES = {"midnight_test_bots": """
 import numpy as np
 
 from midnight_env.agent import Agent
@@ -39,39 +40,7 @@ class Stubborn(Agent):
 
     def act(self, decisions):
         return np.zeros(len(decisions), np.int64)  # action 0, legal or not
-"""
-
-
-@pytest.fixture(scope="module")
-def ray_instance(tmp_path_factory):
-    """Ray of two CPUs on the loopback address, as the backend starts it, with a module of bots
-    on PYTHONPATH (the workers inherit it); every run of this module finds it started and uses it."""
-    try:
-        ray = importlib.import_module("ray")
-    except ImportError as err:
-        message = f"ray is not installed ({err}): pip install -e '.[ray]'"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} -- CI installs every extra, so this must not be missing")
-        pytest.skip(message)
-    from midnight_env.ray_cluster import start_local_ray
-
-    bots = tmp_path_factory.mktemp("bots")
-    (bots / "midnight_test_bots.py").write_text(BOTS)
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(bots), saved]))
-    sys.path.insert(0, str(bots))
-    if ray.is_initialized():
-        ray.shutdown()
-    try:
-        start_local_ray(2)
-    finally:
-        if saved is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = saved
-    yield ray
-    ray.shutdown()
-    sys.path.remove(str(bots))
+"""}
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
-"""``midnight train``: native batched PPO (the shipped models' algorithm) or MaskablePPO, from a YAML config.
+"""``midnight train``: native batched PPO (the shipped models' algorithm), MaskablePPO or RLlib's PPO,
+from a YAML config.
 
 ``--algo native`` runs :mod:`midnight_env.training.native`, ``--algo maskable_ppo``
-:mod:`midnight_env.training.sb3`; both take the same flags and write the same kind of run folder.
+:mod:`midnight_env.training.sb3`, ``--algo rllib`` :mod:`midnight_env.training.rllib_ppo`; all
+take the same flags and write the same kind of run folder.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import importlib
 from midnight_env.commands.common import UsageError
 
 # --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
-ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3"}
+ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
+              "rllib": "midnight_env.training.rllib_ppo"}
 DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped models
-STEPS = {"native": "env steps", "maskable_ppo": "learner decisions"}  # what total_timesteps counts
+STEPS = {"native": "env steps", "maskable_ppo": "learner decisions", "rllib": "env steps"}  # total_timesteps counts
 
 
 def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITHM) -> None:
@@ -22,7 +25,9 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
                    help="native: PPO on the batched VectorEnv, in self-play and against an opponent pool "
                         "(midnight_env.training.native; it trained the shipped models, configs/native-*.yaml); "
                         "maskable_ppo: sb3-contrib's "
-                        f"MaskablePPO holding one seat (configs/sb3-*.yaml) (default: {algo})")
+                        "MaskablePPO holding one seat (configs/sb3-*.yaml); rllib: RLlib's PPO on Ray, every seat one "
+                        "shared policy, frozen snapshots as opponents (configs/rllib-*.yaml; the rllib extra) "
+                        f"(default: {algo})")
     p.add_argument("--config", metavar="FILE.yaml", help="training config (configs/*.yaml); defaults when omitted")
     p.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="set one config key, e.g. --override total_timesteps=200000 (repeatable; lists "
@@ -30,7 +35,7 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
     p.add_argument("--seed", type=int, help="seed (overrides the config's)")
     p.add_argument("--total-timesteps", type=int,
                    help="steps to train for, overriding the config's: env steps (every seat's decisions) for "
-                        "native, the learner's decisions for maskable_ppo")
+                        "native and rllib, the learner's decisions for maskable_ppo")
     p.add_argument("--run-dir", help="folder that receives the run folder (default runs/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -62,14 +67,14 @@ def config_from_args(args: argparse.Namespace):
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a policy (native PPO or MaskablePPO) from a YAML config",
+    p = sub.add_parser("train", help="train a policy (native PPO, MaskablePPO or RLlib's PPO) from a YAML config",
                        description="Train a policy network against an opponent pool (heuristics and frozen "
                                    "snapshots of itself). --algo native (default) is the batched PPO that "
                                    "trained the shipped models; configs/native-*.yaml reproduce their settings. "
                                    "Writes runs/<name>/: config.yaml, metrics.csv, evaluations, checkpoints/, "
                                    "model.npz/.json (play it with --agents ppo:path=...), learning_curve.png. "
                                    "Needs the train extra (torch; maskable_ppo also stable-baselines3, "
-                                   "sb3-contrib).")
+                                   "sb3-contrib; rllib the rllib extra: Ray's RLlib).")
     add_train_arguments(p)
     p.set_defaults(run=run)
 

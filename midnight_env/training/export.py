@@ -1,4 +1,5 @@
-"""torch networks as the named weight arrays of the model format (:mod:`midnight_agents.model`).
+"""torch networks (stable-baselines3's, RLlib's) as the named weight arrays of the model format
+(:mod:`midnight_agents.model`).
 
 Only the conversion lives here; :func:`midnight_agents.model.save_model` writes the files.
 """
@@ -49,3 +50,19 @@ def sb3_weights(policy) -> tuple[dict[str, np.ndarray], str]:
     weights.update(linear_weights("policy", linears_of(ex.policy_net) + [policy.action_net]))
     weights.update(linear_weights("value", linears_of(ex.value_net) + [policy.value_net]))
     return weights, activation_of(ex)
+
+
+def rllib_weights(module) -> tuple[dict[str, np.ndarray], str]:
+    """Weights of RLlib's default PPO module (``DefaultPPOTorchRLModule`` and its action-masking
+    subclass): an actor MLP and a critic MLP (or one shared MLP, ``vf_share_layers``), each with
+    its activation after every layer, then the linear ``pi`` and ``vf`` heads."""
+    encoder = module.encoder
+    if hasattr(encoder, "actor_encoder"):  # vf_share_layers=False: the policy and the value have an MLP each
+        shared = []
+        policy = linears_of(encoder.actor_encoder) + linears_of(module.pi)
+        value = linears_of(encoder.critic_encoder) + linears_of(module.vf)
+    else:
+        shared, policy, value = linears_of(encoder.encoder), linears_of(module.pi), linears_of(module.vf)
+    weights = {**linear_weights("shared", shared), **linear_weights("policy", policy),
+               **linear_weights("value", value)}
+    return weights, activation_of(module)
