@@ -102,3 +102,23 @@ def test_a_shared_trunk_exports_as_the_formats_shared_layers(ray_instance):
         algo.stop()
     assert activation == "relu" and len(model.layers["shared"]) == 2
     assert len(model.layers["policy"]) == 1 and len(model.layers["value"]) == 1
+
+
+@pytest.mark.slow  # RLlib builds an env runner
+def test_the_masked_module_samples_legal_actions_only():
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    from midnight_env.training.rllib_ppo import build_config
+
+    config = load_config(None, {**TINY, "variant": "hidden_castle", "num_players": 3, "num_env_runners": 0})
+    runner = MultiAgentEnvRunner(config=build_config(config))  # RLlib's env check first
+    steps = 0
+    for episode in runner.sample(num_timesteps=300, random_actions=False):
+        for agent_id in episode.agent_ids:
+            seat = episode.agent_episodes[agent_id]
+            masks, actions = seat.get_observations()["action_mask"], seat.get_actions()
+            assert all(masks[k][a] == 1 for k, a in enumerate(actions))
+            assert not any("illegal_action" in info for info in seat.get_infos())  # none penalised
+            steps += len(actions)
+    runner.stop()
+    assert steps >= 250  # the actions of 300 env steps, less the episodes cut at the end

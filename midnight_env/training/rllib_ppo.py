@@ -2,8 +2,8 @@
 
 For users who train with RLlib at scale. The env is RLlib's ``PettingZooEnv`` of the AEC env
 (:mod:`midnight_env.rllib`): one agent decides at a time, its observation
-``{"observations", "action_mask"}``, read by RLlib's action-masking module
-(``ActionMaskingTorchRLModule``: illegal actions get no probability). Multi-agent self-play:
+``{"observations", "action_mask"}``, read by an action-masking module
+(:mod:`midnight_env.training.rllib_module`: illegal actions get no probability). Multi-agent self-play:
 every seat maps to the module ``shared``, the one RLlib trains; in a ``1 - self_play`` share of
 the games one seat is ``shared`` and the others are frozen snapshots of it (``frozen_0`` ..,
 ``pool_size`` of them, refreshed in turn every ``snapshot_every`` iterations), so that the policy
@@ -171,10 +171,10 @@ def build_config(config: TrainConfig):
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
 
     from midnight_env.rllib import rllib_env
+    from midnight_env.training.rllib_module import MaskedPPOModule
 
     register_env(ENV_NAME, rllib_env)
     model = DefaultModelConfig(fcnet_hiddens=list(config.hidden_sizes), fcnet_activation=config.activation,
@@ -194,7 +194,7 @@ def build_config(config: TrainConfig):
                      policy_mapping_fn=seat_mapping(config.num_players, config.self_play, config.pool_size,
                                                     config.seed))
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            m: RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model) for m in modules}))
+            m: RLModuleSpec(module_class=MaskedPPOModule, model_config=model) for m in modules}))
         .debugging(seed=config.seed)
     )
 
