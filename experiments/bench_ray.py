@@ -99,6 +99,8 @@ def bench_chunk(quick: bool) -> None:
     from midnight_env.tournament import make_tournament_config, run_tournament
     from midnight_env.tournament.ray_backend import tournament_chunk
     from midnight_env.tournament.run import play_chunk
+    from midnight_env.tournament.schedule import Schedule
+    from midnight_env.tournament.store import ResultStore
 
     config = make_tournament_config("midnight_party", 2, ["random", "runner"], seed=5)
     agents = [make_agent(a) for a in config.agents]
@@ -106,17 +108,26 @@ def bench_chunk(quick: bool) -> None:
     print("\n### The cost of a chunk on Ray\n")
     print("| chunks of one game (random vs runner, midnight_party, 2 players) | chunks | ms per chunk | load |")
     print("|---|---|---|---|")
+    schedule, engine = Schedule(config), config.engine()
     with tempfile.TemporaryDirectory() as folder:
-        play_chunk(config, agents, np.arange(4))
+        play_chunk(config, agents, np.arange(4), schedule=schedule, engine=engine)
         start = time.perf_counter()
         for g in range(games):
-            play_chunk(config, agents, np.array([g]))
+            play_chunk(config, agents, np.array([g]), schedule=schedule, engine=engine)
         print(f"| played here (`play_chunk`), nothing stored | {games} | "
               f"{(time.perf_counter() - start) / games * 1e3:.2f} | {load()} |", flush=True)
         run_tournament(config, 4, db=Path(folder) / "warm.sqlite", batch_size=1, progress=False)
         local = run_tournament(config, games, db=Path(folder) / "local.sqlite", batch_size=1, progress=False)
         print(f"| local backend: played and stored | {games} | {local.elapsed / games * 1e3:.2f} | {load()} |",
               flush=True)
+        chunk = play_chunk(config, agents, np.arange(games, games + 256), schedule=schedule, engine=engine)
+        store = ResultStore.open(Path(folder) / "store.sqlite", config, 10**6)
+        start = time.perf_counter()
+        store.add(chunk.indices, chunk.deals, chunk.seeds, chunk.lineups, chunk.points, chunk.ranks, chunk.rolls,
+                  chunk.decisions, chunk.truncated, None)
+        print(f"| storing a chunk of 256 games (one transaction), per game | 256 | "
+              f"{(time.perf_counter() - start) / 256 * 1e3:.3f} | {load()} |", flush=True)
+        store.close()
         ray_instance(1)
         task = ray.remote(num_cpus=1)(tournament_chunk)
         config_ref, agents_ref = ray.put(config), ray.put(agents)
@@ -144,8 +155,8 @@ def bench_rllib(quick: bool) -> None:
     from midnight_env.training.rllib_ppo import load_config, train
 
     print("\n### Training: env steps/s, RLlib's PPO beside the native trainer\n")
-    print("| trainer (midnight_party, 4 players) | env steps | env steps/s | load |")
-    print("|---|---|---|---|")
+    print("| trainer (midnight_party, 4 players) | env steps | env steps/s | sampling alone | learning alone | load |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
         batch = 400 if quick else 4000
         for runners in (0, 1, 2):
@@ -157,10 +168,11 @@ def bench_rllib(quick: bool) -> None:
             start = time.perf_counter()
             result = train(config)
             whole = result["steps"] / (time.perf_counter() - start)
-            rate = result["metrics"]["charts/SPS"]
+            m = result["metrics"]
             print(f"| RLlib PPO, {runners} env runners{' (sampling in the driver)' * (runners == 0)}, "
-                  f"[256, 128] tanh, batch {batch} | {result['steps']} | {rate:.0f} ({whole:.0f} with RLlib's start "
-                  f"and the evaluation) | {load()} |", flush=True)
+                  f"[256, 128] tanh, batch {batch} | {result['steps']} | {m['charts/SPS']:.0f} ({whole:.0f} with "
+                  f"RLlib's start and the evaluation) | {batch / m['charts/sampling_seconds']:.0f} | "
+                  f"{batch / m['charts/learning_seconds']:.0f} | {load()} |", flush=True)
             ray.shutdown()
         args = native.load_config(ROOT / "configs" / "native-midnight_party-4p.yaml",
                                   {"run_dir": folder, "total_timesteps": (2 if quick else 4) * 512 * 64,
@@ -168,8 +180,9 @@ def bench_rllib(quick: bool) -> None:
                                    "progress": False, "threads": 1})
         result = native.train(args)
         m = result["metrics"]
+        rollout, whole = m["charts/rollout_SPS"], m["charts/SPS"]
         print(f"| native PPO, shipped settings ({args.num_envs} games x 64 steps, [256, 128]), 1 torch thread | "
-              f"{result['steps']} | {m['charts/SPS']:.0f} (its rollout alone: {m['charts/rollout_SPS']:.0f}) | "
+              f"{result['steps']} | {whole:.0f} | {rollout:.0f} | {1 / (1 / whole - 1 / rollout):.0f} (the rest) | "
               f"{load()} |", flush=True)
 
 

@@ -241,3 +241,16 @@ def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
     assert run.returncode == 2 and not db.exists()
     assert run.stderr.strip().splitlines()[-1].startswith(
         "midnight tournament: error: --address '127.0.0.1:1': no Ray cluster answers there")
+
+
+@pytest.mark.slow  # a process that starts a Ray instance of its own
+def test_benchmark_script_runs(tmp_path):
+    """Smoke test of experiments/bench_ray.py with a tiny budget (it measures, never asserts speed)."""
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "bench_ray.py"
+    run = subprocess.run([sys.executable, str(script), "--quick", "--parts", "chunk"], capture_output=True, text=True,
+                         timeout=600, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "| a Ray task's round trip, one at a time, 1 worker, nothing stored | 40 |" in run.stdout

@@ -319,6 +319,8 @@ def _train(config: TrainConfig, command: str | None) -> dict[str, Any]:
                     "charts/iteration_seconds": _number(result, "time_this_iter_s")}
             for ours, path in (("charts/episodic_return", ("env_runners", "module_episode_returns_mean", LEARNER)),
                                ("charts/episodic_length", ("env_runners", "episode_len_mean")),
+                               ("charts/sampling_seconds", ("timers", "env_runner_sampling_timer")),
+                               ("charts/learning_seconds", ("timers", "learner_update_timer")),
                                ("losses/policy_loss", ("learners", LEARNER, "policy_loss")),
                                ("losses/value_loss", ("learners", LEARNER, "vf_loss")),
                                ("losses/entropy", ("learners", LEARNER, "entropy"))):
