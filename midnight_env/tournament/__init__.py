@@ -7,6 +7,7 @@
 ``ratings``     Plackett-Luce ratings, mean spooky points with intervals by deal, win rate, mean rank
 ``report``      the leaderboard as a text, rich or Markdown table, CSV and PNG
 ``run``         the games missing from the database, played batch by batch, then the leaderboard
+``ray_backend`` the same batches as Ray tasks, on this machine's cores or a cluster (``backend="ray"``)
 ==============  =======================================================================================
 
 A tournament is a :class:`TournamentConfig` (:func:`make_tournament_config` validates one) and a
