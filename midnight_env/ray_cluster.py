@@ -29,13 +29,16 @@ class RayUnavailable(ValueError):
         self.parameter = parameter
 
 
-def require_ray(what: str = "backend='ray'") -> None:
-    """RayUnavailable (``backend``) when Ray is not installed; ``what`` names what needs it."""
+def require_ray(what: str = "backend='ray'", module: str = "ray", extra: str = "ray") -> None:
+    """RayUnavailable (``backend``) when ``module`` (ray, or ray.rllib) is not installed; ``what``
+    names what needs it, ``extra`` the extra that installs it."""
+    import importlib
+
     try:
-        import ray  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
-        raise RayUnavailable(f"{what} needs Ray, which is not installed: pip install 'midnight-env[ray]'",
-                             "backend") from None
+        raise RayUnavailable(f"{what} needs {'RLlib' if 'rllib' in module else 'Ray'}, which is not installed: "
+                             f"pip install 'midnight-env[{extra}]'", "backend") from None
 
 
 @contextmanager

@@ -5,6 +5,7 @@ tournament rates, and the export of either network shape checked against RLlib's
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -122,3 +123,13 @@ def test_the_masked_module_samples_legal_actions_only():
             steps += len(actions)
     runner.stop()
     assert steps >= 250  # the actions of 300 env steps, less the episodes cut at the end
+
+
+def test_without_rllib_the_command_says_which_extra(tmp_path, monkeypatch, capsys):
+    from midnight_env.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray.rllib", None)  # RLlib not installed
+    assert main(["train", "--algo", "rllib", "--run-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--algo rllib needs RLlib, which is not installed: pip install 'midnight-env[rllib]'")
+    assert len(err.splitlines()) == 1 and not (tmp_path / "runs").exists()

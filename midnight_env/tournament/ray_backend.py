@@ -39,11 +39,14 @@ TASK_NAME = "tournament_chunk"  # a worker playing a chunk shows as "ray::tourna
 
 def check_ray(address: str | None) -> None:
     """TournamentError (``backend``, ``address``) when Ray is not installed or no cluster answers
-    at ``address``: checked before the database is touched."""
+    at ``address`` (or ``RAY_ADDRESS``): checked before the database is touched."""
+    import os
+
     try:
         ray_cluster.require_ray()
         import ray
 
+        address = address or os.environ.get("RAY_ADDRESS") or None
         if address is not None and not ray.is_initialized():
             ray_cluster.check_address(address)
     except ray_cluster.RayUnavailable as err:

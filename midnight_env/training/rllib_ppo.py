@@ -266,7 +266,7 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """One training run (see the module doc); its folder, last metrics, final evaluation and steps."""
     from midnight_env.ray_cluster import ray_session, require_ray
 
-    require_ray("RLlib training")
+    require_ray("--algo rllib", "ray.rllib", "rllib")
     with ray_session(config.address or None, config.num_cpus or None):
         return _train(config, command)
 
