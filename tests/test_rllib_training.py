@@ -45,7 +45,7 @@ def test_settings_that_cannot_train_are_refused():
 
 
 @pytest.mark.slow  # RLlib on Ray: an env runner actor, one PPO iteration, an evaluation, a tournament
-def test_one_iteration_trains_a_policy_the_tournament_rates(tmp_path, ray_instance, capsys):
+def test_one_iteration_trains_a_policy_the_tournament_rates(tmp_path, ray_instance, capsys, monkeypatch):
     from midnight_agents.model import PolicyModel
     from midnight_env.cli import main
 
@@ -67,10 +67,11 @@ def test_one_iteration_trains_a_policy_the_tournament_rates(tmp_path, ray_instan
     assert "charts/SPS" in metrics and "losses/policy_loss" in metrics and "eval/points" in metrics
     assert (run_dir / "learning_curve.png").exists()
 
-    games = tmp_path / "t.sqlite"
-    assert main(["tournament", "--agents", f"ppo:path={run_dir / 'model.npz'},random,runner,coward", "--games", "8",
-                 "--db", str(games), "--no-progress"]) == 0
-    assert f"ppo:path={run_dir / 'model.npz'}" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # a short spec: the agent's name in the leaderboard and its plot
+    spec = "ppo:path=rllib-midnight_party-4p-s1/model.npz"
+    assert main(["tournament", "--agents", f"{spec},random,runner,coward", "--games", "8", "--db", "t.sqlite",
+                 "--no-progress"]) == 0
+    assert spec in capsys.readouterr().out
 
 
 def test_the_policy_reads_the_observation_the_tournament_gives_it():
