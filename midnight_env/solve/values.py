@@ -1,0 +1,272 @@
+"""Values on a state graph: optimal play (value iteration) and the value of a given policy.
+
+A state's value is what its player's objective expects from there on: the points still to be
+booked (``points``) or seat 0's chance of winning, a tie counting 1/2 (``win``). A roll averages
+its transitions with the die's odds (1/6 per number, 1/3 for Hugo); a decision takes the best
+transition for the deciding seat (``maximise[seat]``), or, in a policy evaluation, the average
+under the policy's probabilities; a finished game is worth its result (``win``) or nothing more.
+
+The graph has cycles (a guest can run from Hugo round the gallery for ever), so values are
+iterated to convergence. The graph is cut into strongly connected components (Tarjan's
+algorithm, which finds them successors first); a component of one state without a loop is
+exact after one update, a larger one is swept Gauss-Seidel until no value moves by more than
+the tolerance. Every policy ends the game with probability 1 (enough Hugo faces in a row clear
+the gallery; the castle's clock runs out), so the sweeps converge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from midnight_env.dice import CHANCE_OUTCOMES, HUGO
+
+# what a state's value is made of
+TERMINAL, CHANCE, MAXIMISE, MINIMISE, POLICY = 0, 1, 2, 3, 4
+FACE_PROBABILITY = np.zeros(6, np.float64)  # by die face
+for _face, _p in CHANCE_OUTCOMES:
+    FACE_PROBABILITY[_face] = _p
+TIE_TOLERANCE = 1e-9  # actions within this of the best are tied; the lowest action index wins
+
+
+@njit(cache=True)
+def strong_components(edge_start, edge_to):
+    """Tarjan's strongly connected components, iteratively: (members, comp_start), component c
+    being ``members[comp_start[c]:comp_start[c+1]]``; every transition leads into the same or
+    an earlier component."""
+    n = edge_start.shape[0] - 1
+    index = np.full(n, -1, np.int32)
+    low = np.empty(n, np.int32)
+    on_stack = np.zeros(n, np.bool_)
+    stack = np.empty(n, np.int32)
+    call_node = np.empty(n, np.int32)
+    call_edge = np.empty(n, np.int64)
+    members = np.empty(n, np.int32)
+    comp_start = np.empty(n + 1, np.int64)
+    sp = 0
+    m = 0
+    comps = 0
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = counter
+        low[root] = counter
+        counter += 1
+        stack[sp] = root
+        sp += 1
+        on_stack[root] = True
+        call_node[0] = root
+        call_edge[0] = edge_start[root]
+        cp = 1
+        while cp > 0:
+            v = call_node[cp - 1]
+            e = call_edge[cp - 1]
+            if e < edge_start[v + 1]:
+                call_edge[cp - 1] = e + 1
+                w = edge_to[e]
+                if index[w] < 0:
+                    index[w] = counter
+                    low[w] = counter
+                    counter += 1
+                    stack[sp] = w
+                    sp += 1
+                    on_stack[w] = True
+                    call_node[cp] = w
+                    call_edge[cp] = edge_start[w]
+                    cp += 1
+                elif on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            cp -= 1
+            if cp > 0:
+                u = call_node[cp - 1]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp_start[comps] = m
+                comps += 1
+                while True:
+                    sp -= 1
+                    w = stack[sp]
+                    on_stack[w] = False
+                    members[m] = w
+                    m += 1
+                    if w == v:
+                        break
+    comp_start[comps] = m
+    return members, comp_start[:comps + 1].copy()
+
+
+@njit(cache=True)
+def backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight):
+    """The value of state ``v`` from the values ``V`` of its successors."""
+    kind = mode[v]
+    if kind == TERMINAL:
+        return terminal[v]
+    lo = edge_start[v]
+    hi = edge_start[v + 1]
+    if kind == CHANCE:
+        total = 0.0
+        for e in range(lo, hi):
+            total += FACE_PROBABILITY[edge_label[e]] * (edge_reward[e] + V[edge_to[e]])
+        return total
+    if kind == POLICY:
+        total = 0.0
+        for e in range(lo, hi):
+            if weight[e] != 0.0:
+                total += weight[e] * (edge_reward[e] + V[edge_to[e]])
+        return total
+    best = edge_reward[lo] + V[edge_to[lo]]
+    for e in range(lo + 1, hi):
+        q = edge_reward[e] + V[edge_to[e]]
+        if (kind == MAXIMISE and q > best) or (kind == MINIMISE and q < best):
+            best = q
+    return best
+
+
+@njit(cache=True)
+def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
+    """Solve roll ``v``'s value exactly against the loops through itself: a void roll (back to
+    the same roll) and its own decisions that lead back to it (a pass), all other values held.
+    Its value x solves x = a + b x with the deciding choices taken at x; the choices are
+    re-taken at the solution until they stay (policy iteration in one dimension: the decisions
+    of one roll are one seat's, so few rounds). Returns the new value."""
+    x = V[v]
+    for _ in range(30):
+        a = 0.0
+        b = 0.0
+        for e in range(edge_start[v], edge_start[v + 1]):
+            p = FACE_PROBABILITY[edge_label[e]]
+            t = edge_to[e]
+            r = edge_reward[e]
+            if t == v:
+                a += p * r
+                b += p
+                continue
+            kind = mode[t]
+            if comp_of[t] != c or kind == TERMINAL or kind == CHANCE:
+                a += p * (r + V[t])
+                continue
+            if kind == POLICY:
+                for f in range(edge_start[t], edge_start[t + 1]):
+                    w = weight[f]
+                    if w != 0.0:
+                        a += p * w * (r + edge_reward[f])
+                        if edge_to[f] == v:
+                            b += p * w
+                        else:
+                            a += p * w * V[edge_to[f]]
+                continue
+            best = 0.0
+            back = False
+            for f in range(edge_start[t], edge_start[t + 1]):
+                u = edge_to[f]
+                q = edge_reward[f] + (x if u == v else V[u])
+                if f == edge_start[t] or (kind == MAXIMISE and q > best) or (kind == MINIMISE and q < best):
+                    best = q
+                    back = u == v
+                    rb = edge_reward[f]
+            if back:
+                a += p * (r + rb)
+                b += p
+            else:
+                a += p * (r + best)
+        new = a / (1.0 - b)
+        if new == x:
+            break
+        x = new
+    return x
+
+
+@njit(cache=True)
+def iterate_values(members, comp_start, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight,
+                   tolerance, max_sweeps):
+    """Values of every state, component by component (see the module docstring); a roll is
+    settled against its own loops (``settle_roll``) at every visit. Returns (V, sweeps,
+    largest): ``sweeps`` the Gauss-Seidel sweeps made (states swept over the number of states),
+    ``largest`` the most sweeps one component needed; -1 sweeps when a component did not
+    settle within ``max_sweeps``."""
+    n = mode.shape[0]
+    V = np.zeros(n)
+    comp_of = np.empty(n, np.int32)
+    for c in range(comp_start.shape[0] - 1):
+        for k in range(comp_start[c], comp_start[c + 1]):
+            comp_of[members[k]] = c
+    swept = 0
+    largest = 0
+    for c in range(comp_start.shape[0] - 1):
+        lo = comp_start[c]
+        hi = comp_start[c + 1]
+        if hi - lo == 1:
+            v = members[lo]
+            loop = False
+            for e in range(edge_start[v], edge_start[v + 1]):
+                if edge_to[e] == v:
+                    loop = True
+            if not loop:
+                V[v] = backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight)
+                swept += 1
+                continue
+        sweeps = 0
+        while True:
+            delta = 0.0
+            for k in range(lo, hi):
+                v = members[k]
+                if mode[v] == CHANCE:
+                    new = settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_reward, weight)
+                else:
+                    new = backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight)
+                d = abs(new - V[v])
+                if d > delta:
+                    delta = d
+                V[v] = new
+            sweeps += 1
+            swept += hi - lo
+            if delta <= tolerance:
+                break
+            if sweeps >= max_sweeps:
+                return V, -1.0, sweeps
+        if sweeps > largest:
+            largest = sweeps
+    return V, swept / max(n, 1), largest
+
+
+@njit(cache=True)
+def bellman_residual(V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight):
+    """Largest |backup(v) - V[v]| over all states: how far ``V`` is from the fixed point."""
+    worst = 0.0
+    for v in range(mode.shape[0]):
+        d = abs(backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight) - V[v])
+        if d > worst:
+            worst = d
+    return worst
+
+
+@njit(cache=True)
+def best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, tolerance):
+    """The optimal action of every decision (-1 elsewhere): among the actions within
+    ``tolerance`` of the best, the lowest action index (transitions are in action order)."""
+    n = mode.shape[0]
+    out = np.full(n, -1, np.int16)
+    for v in range(n):
+        kind = mode[v]
+        if kind != MAXIMISE and kind != MINIMISE:
+            continue
+        lo = edge_start[v]
+        hi = edge_start[v + 1]
+        best = edge_reward[lo] + V[edge_to[lo]]
+        for e in range(lo + 1, hi):
+            q = edge_reward[e] + V[edge_to[e]]
+            if (kind == MAXIMISE and q > best) or (kind == MINIMISE and q < best):
+                best = q
+        for e in range(lo, hi):
+            q = edge_reward[e] + V[edge_to[e]]
+            if abs(q - best) <= tolerance:
+                out[v] = edge_label[e]
+                break
+    return out
+
+
+def chance_probability(face: int) -> float:
+    return float(FACE_PROBABILITY[HUGO if face == HUGO else face])
