@@ -9,7 +9,7 @@ import time
 
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
 from midnight_env.registry import split_specs
-from midnight_env.solve.solution import DEFAULT_MAX_STATES, OBJECTIVES, solution_folder, solution_name, solve
+from midnight_env.solve.solution import OBJECTIVES, solution_folder, solution_name, solve
 
 
 def add_parser(sub) -> None:
@@ -34,8 +34,8 @@ def add_parser(sub) -> None:
                         "comma-separated, e.g. random,runner,coward,expert")
     p.add_argument("--games", type=int, default=0,
                    help="with --regret: also play this many games per agent for a 95%% interval (default 0)")
-    p.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
-                   help=f"stop with an error beyond this many states (default {DEFAULT_MAX_STATES:,})")
+    p.add_argument("--max-states", type=int,
+                   help="stop with an error beyond this many states (default: what the memory available holds)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.set_defaults(run=run)
 
@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     options = parse_set_options(args.options, args.variant)
     if args.objective not in OBJECTIVES:
         raise UsageError(f"--objective {args.objective!r} is not allowed: allowed are {', '.join(OBJECTIVES)}")
-    check_count("--max-states", args.max_states)
+    if args.max_states is not None:
+        check_count("--max-states", args.max_states)
     check_count("--games", args.games, least=0)
     specs = split_specs(args.regret) if args.regret else []
     progress = _progress(not args.no_progress and not args.json and sys.stderr.isatty())

@@ -194,19 +194,11 @@ class StateGraph:
         return empty_state(batch, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
 
 
-def start_key(engine: Engine, K: KeyLayout) -> np.uint64:
-    from midnight_env.solve.keys import encode_games
-
-    state = engine.new_games([0])
-    out = np.empty(1, np.uint64)
-    encode_games(state, engine.rules, K, out)
-    return out[0]
-
-
-def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
+def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int, start: np.uint64,
                 progress=None) -> StateGraph:
-    """Enumerate the positions reachable from the start of ``engine``'s game. ``max_states``:
-    SolveError when there are more; ``progress(states, expanded)`` is called now and then."""
+    """Enumerate the positions reachable from the position ``start`` (a key) of ``engine``'s
+    game. ``max_states``: SolveError when there are more; ``progress(states, expanded)`` is
+    called now and then."""
     r = engine.rules
     room = r.num_actions + len(FACES)
     cap = 1 << 16
@@ -217,7 +209,7 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
     edge_to = np.zeros(edge_cap, np.int32)
     edge_label = np.zeros(edge_cap, np.int16)
     edge_reward = np.zeros(edge_cap, np.int16)
-    keys[0] = start_key(engine, K)
+    keys[0] = start
     table[_find(keys[0], keys, table, len(table) - 1)] = 0
     n, x, n_edges = 1, 0, 0
     s = empty_state(2, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
@@ -232,7 +224,7 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
         if x >= n:
             break
         if n + room > max_states:
-            raise SolveError(f"more than {max_states:,} states: this set-up is too large for the solver here "
+            raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
                              "(fewer guests or rounds; or raise max_states where memory allows)")
         if n + room > len(keys):
             cap = 2 * len(keys)

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from midnight_env.agent import Agent, Decisions, decide
-from midnight_env.solve.solution import Solution, seat_modes, start_points, state_modes
+from midnight_env.solve.solution import Solution, booked_points, seat_modes, state_modes
 from midnight_env.solve.values import (
     MAXIMISE,
     MINIMISE,
@@ -146,7 +146,7 @@ def evaluate_policy(solution: Solution, policies: Policy | list[Policy], toleran
     by iteration on the solution's graph."""
     g = _graph(solution)
     policies = [policies] if isinstance(policies, Policy) else list(policies)
-    mode, terminal = state_modes(g, solution.objective)
+    mode = state_modes(g, solution.objective)
     weight = np.zeros(g.num_edges)
     players = g.players
     for policy in policies:
@@ -154,14 +154,13 @@ def evaluate_policy(solution: Solution, policies: Policy | list[Policy], toleran
         mode[fixed] = POLICY
         weight += policy.weight
     members, comp_start = strong_components(g.edge_start, g.edge_to)
-    V, sweeps, _ = iterate_values(members, comp_start, mode, terminal, g.edge_start, g.edge_to, g.edge_label,
-                                  g.edge_reward, weight, tolerance, 1_000_000)
+    V, sweeps, _ = iterate_values(members, comp_start, mode, g.phases == MOVE, g.edge_start, g.edge_to,
+                                  g.edge_label, g.edge_reward, weight, tolerance, 1_000_000)
     if sweeps < 0:
         raise ValueError("the policy's values did not settle (a policy that never ends the game?)")
-    residual = bellman_residual(V, mode, terminal, g.edge_start, g.edge_to, g.edge_label, g.edge_reward, weight)
+    residual = bellman_residual(V, mode, g.edge_start, g.edge_to, g.edge_label, g.edge_reward, weight)
     start = solution.start
-    value = float(V[start]) + (start_points(solution.config)
-                               if solution.objective == "points" and solution.config.num_players == 1 else 0)
+    value = float(V[start]) + float(booked_points(solution.positions([start]), solution.objective)[0])
     return PolicyValue(values=V, value=value, residual=float(residual), sweeps=float(sweeps))
 
 

@@ -39,9 +39,10 @@ from typing import Any
 import numpy as np
 
 from midnight_env.board import Board
-from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
+from midnight_env.config import GameConfig, make_config
 from midnight_env.engine import ENGINE_VERSION, Engine
 from midnight_env.solve.graph import (
+    BAD_KEY,
     REWARD_DIFFERENCE,
     REWARD_NONE,
     REWARD_SEAT0,
@@ -57,19 +58,22 @@ from midnight_env.solve.values import (
     MINIMISE,
     TERMINAL,
     TIE_TOLERANCE,
+    TIED_END,
+    WON_END,
     bellman_residual,
     best_actions,
     iterate_values,
     strong_components,
 )
-from midnight_env.state import OVER, ROLL, GameState
+from midnight_env.state import MOVE, OVER, ROLL, GameState
 
 FORMAT = "midnight-solution/1"
 OBJECTIVES = ("points", "win")
 MAX_TURNS_IGNORED = 10_000_000  # the solver's engine never truncates (the largest max_turns)
 TOLERANCE = 1e-12  # a component's sweeps stop when no value moves by more
 MAX_SWEEPS = 1_000_000
-DEFAULT_MAX_STATES = 400_000_000  # beyond this the graph outgrows a 24 GiB machine
+DEFAULT_MAX_STATES = 200_000_000  # where the available memory cannot be read
+BYTES_PER_STATE = 110  # the solver's peak memory per state (BENCHMARKS.md)
 TIE_RULE = f"lowest action index among actions within {TIE_TOLERANCE:g} of the best"
 
 
@@ -108,19 +112,19 @@ def seat_modes(num_players: int, objective: str) -> tuple[int, int]:
     return MINIMISE, MAXIMISE
 
 
-def state_modes(graph: StateGraph, objective: str) -> tuple[np.ndarray, np.ndarray]:
-    """(mode, terminal): how every state's value is made (values.TERMINAL, CHANCE, MAXIMISE,
-    MINIMISE) and the value of the finished games."""
+def state_modes(graph: StateGraph, objective: str) -> np.ndarray:
+    """How every state's value is made (``values``: TERMINAL, TIED_END, WON_END, CHANCE,
+    MAXIMISE, MINIMISE)."""
     phases = graph.phases
     seat_mode = np.array(seat_modes(graph.engine.num_players, objective), np.int8)
     mode = seat_mode[graph.players.astype(np.int64)]
     mode[phases == ROLL] = CHANCE
     over = phases == OVER
     mode[over] = TERMINAL
-    terminal = np.zeros(graph.num_states)
     if objective == "win":
-        terminal[over] = terminal_outcomes(graph.keys[over]) / 2.0
-    return mode, terminal
+        outcome = terminal_outcomes(graph.keys[over])
+        mode[over] = np.array([TERMINAL, TIED_END, WON_END], np.int8)[outcome]
+    return mode
 
 
 @dataclass
@@ -262,8 +266,10 @@ class Solution:
 
     @property
     def start(self) -> int:
-        """State number of the game at set-up."""
-        return int(self.state_ids(self.engine.new_games([0]))[0])
+        """State number of the position solved from: the game at set-up, or the given start."""
+        if self.meta.get("start", "set-up") == "set-up":
+            return int(self.state_ids(self.engine.new_games([0]))[0])
+        return int(self.find(np.array([self.meta["start"]], np.uint64))[0])
 
     # -- saving -------------------------------------------------------------------------------
     def save(self, directory: str | Path) -> Path:
@@ -293,8 +299,42 @@ def board_dict(board: Board) -> dict:
     return data
 
 
-def start_points(config: GameConfig) -> int:
-    return CASTLE_START_POINTS if config.castle else 0
+def booked_points(state: GameState, objective: str) -> np.ndarray:
+    """The part of each game's final result already booked: seat 0's points (one player) or
+    seat 0's minus seat 1's (two) with the points objective, nothing with win."""
+    if objective == "win":
+        return np.zeros(state.batch_size)
+    spooky = state.spooky.astype(np.float64)
+    return spooky[:, 0] if spooky.shape[1] == 1 else spooky[:, 0] - spooky[:, 1]
+
+
+def start_key(engine: Engine, layout: KeyLayout, start: GameState | None) -> np.uint64:
+    """The key to solve from: the set-up's, or that of the game ``start`` (SolveError unless it
+    is one game of this set-up at a roll or a decision)."""
+    if start is None:
+        start = engine.new_games([0])
+    r = engine.rules
+    if start.batch_size != 1 or start.gallery.shape[1:] != (r.num_players, r.num_squares) \
+            or start.legal.shape[1] != r.num_actions or start.queue.shape[1] != r.num_players * r.guests:
+        raise SolveError("start must be one game (a batch of one) of the solved set-up")
+    if start.phase[0] == OVER:
+        raise SolveError("start is a finished game: nothing to solve")
+    out = np.empty(1, np.uint64)
+    encode_games(start, r, layout, out)
+    if out[0] == BAD_KEY:
+        raise SolveError("start is not a position of this set-up (its guests or points do not fit)")
+    return out[0]
+
+
+def memory_max_states() -> int:
+    """How many states the memory available now holds (``BYTES_PER_STATE`` each, with a margin)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            info = dict(line.split(":", 1) for line in f)
+        available = int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return DEFAULT_MAX_STATES
+    return max(1_000_000, int(0.8 * available / BYTES_PER_STATE))
 
 
 def reward_mode(config: GameConfig, objective: str) -> int:
@@ -304,13 +344,16 @@ def reward_mode(config: GameConfig, objective: str) -> int:
 
 
 def solve(variant: str | GameConfig | Engine = "midnight_party", num_players: int = 1, objective: str = "points",
-          *, tolerance: float = TOLERANCE, max_states: int = DEFAULT_MAX_STATES, progress=None,
-          **options: Any) -> Solution:
+          *, start: GameState | None = None, tolerance: float = TOLERANCE, max_states: int | None = None,
+          progress=None, **options: Any) -> Solution:
     """Solve a set-up exactly: every position reachable from the start, its value and optimal
     action (module docstring). ``variant`` may be a variant name (with ``num_players`` and rule
-    ``options``), a GameConfig or an Engine (custom boards). ``progress(stage, done, total)`` is
-    called now and then. The returned solution keeps its state graph (``Solution.graph``) for
-    policy evaluation (``midnight_env.solve.policy``)."""
+    ``options``), a GameConfig or an Engine (custom boards). ``start``: a game of the set-up (a
+    batch of one, at a roll or a decision) to solve from instead of the set-up, e.g. an end game.
+    ``max_states``: SolveError beyond this many states (default: what the memory available now
+    holds). ``progress(stage, done, total)`` is called now and then. The returned solution
+    keeps its state graph (``Solution.graph``) for policy evaluation
+    (``midnight_env.solve.policy``)."""
     config = set_up_config(variant, num_players, **options)
     check_set_up(config, objective)
     engine = solver_engine(config)
@@ -318,31 +361,34 @@ def solve(variant: str | GameConfig | Engine = "midnight_party", num_players: in
         layout = key_layout(engine.rules, config.rounds, objective == "win")
     except ValueError as err:
         raise SolveError(str(err)) from None
+    first = start_key(engine, layout, start)
     started = time.perf_counter()
-    graph = build_graph(engine, layout, reward_mode(config, objective), max_states,
+    graph = build_graph(engine, layout, reward_mode(config, objective), max_states or memory_max_states(), first,
                         None if progress is None else (lambda n, x: progress("states", x, n)))
     enumerated = time.perf_counter()
-    mode, terminal = state_modes(graph, objective)
+    mode = state_modes(graph, objective)
     members, comp_start = strong_components(graph.edge_start, graph.edge_to)
     no_weight = np.zeros(0)
-    V, sweeps, largest = iterate_values(members, comp_start, mode, terminal, graph.edge_start, graph.edge_to,
-                                        graph.edge_label, graph.edge_reward, no_weight, tolerance, MAX_SWEEPS)
+    V, sweeps, largest = iterate_values(members, comp_start, mode, graph.phases == MOVE, graph.edge_start,
+                                        graph.edge_to, graph.edge_label, graph.edge_reward, no_weight, tolerance,
+                                        MAX_SWEEPS)
     if sweeps < 0:
         raise SolveError(f"a component of the state graph did not settle within {MAX_SWEEPS:,} sweeps")
     components = len(comp_start) - 1
     biggest = int(np.diff(comp_start).max()) if components else 0
     del members, comp_start
-    residual = bellman_residual(V, mode, terminal, graph.edge_start, graph.edge_to, graph.edge_label,
+    residual = bellman_residual(V, mode, graph.edge_start, graph.edge_to, graph.edge_label,
                                 graph.edge_reward, no_weight)
     best = best_actions(V, mode, graph.edge_start, graph.edge_to, graph.edge_label, graph.edge_reward,
                         TIE_TOLERANCE)
     finished = time.perf_counter()
-    value = float(V[0]) + (start_points(config) if objective == "points" and config.num_players == 1 else 0)
-    memory = graph.nbytes() + V.nbytes + best.nbytes + mode.nbytes + terminal.nbytes
+    value = float(V[0]) + booked_points(start if start is not None else engine.new_games([0]), objective)[0]
+    memory = graph.nbytes() + V.nbytes + best.nbytes + mode.nbytes
     meta = {
         "format": FORMAT, "variant": config.variant, "players": config.num_players,
         "options": dict(config.options), "board": board_dict(config.board) if config.custom_board else None,
         "objective": objective, "value": value, "value_means": value_means(config, objective),
+        "start": "set-up" if start is None else int(first),
         "states": graph.num_states, "edges": graph.num_edges,
         "decisions": int(((mode == MAXIMISE) | (mode == MINIMISE)).sum()),
         "components": components, "largest_component": biggest,

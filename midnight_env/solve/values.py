@@ -3,15 +3,21 @@
 A state's value is what its player's objective expects from there on: the points still to be
 booked (``points``) or seat 0's chance of winning, a tie counting 1/2 (``win``). A roll averages
 its transitions with the die's odds (1/6 per number, 1/3 for Hugo); a decision takes the best
-transition for the deciding seat (``maximise[seat]``), or, in a policy evaluation, the average
-under the policy's probabilities; a finished game is worth its result (``win``) or nothing more.
+transition for the deciding seat (its mode: MAXIMISE or MINIMISE), or, in a policy evaluation,
+the average under the policy's probabilities (POLICY); a finished game is worth its result
+(``win``) or nothing more.
 
 The graph has cycles (a guest can run from Hugo round the gallery for ever), so values are
 iterated to convergence. The graph is cut into strongly connected components (Tarjan's
 algorithm, which finds them successors first); a component of one state without a loop is
 exact after one update, a larger one is swept Gauss-Seidel until no value moves by more than
-the tolerance. Every policy ends the game with probability 1 (enough Hugo faces in a row clear
-the gallery; the castle's clock runs out), so the sweeps converge.
+the tolerance. A sweep takes a component's states from the last found to the first (the graph
+numbers states breadth-first from the start, so this runs roughly against the play, the way
+values flow, and along memory), which takes far fewer sweeps than Tarjan's own order or the
+order of play (BENCHMARKS.md). A roll is solved exactly against its own loops (a void roll, a
+pass) at each visit, which saves more sweeps. Every policy ends the game with probability 1
+(enough Hugo faces in a row clear the gallery; the castle's clock runs out), so the sweeps
+converge.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from midnight_env.dice import CHANCE_OUTCOMES, HUGO
+from midnight_env.dice import CHANCE_OUTCOMES
 
-# what a state's value is made of
-TERMINAL, CHANCE, MAXIMISE, MINIMISE, POLICY = 0, 1, 2, 3, 4
+# what a state's value is made of: a finished game (worth 0: no more points, or seat 0 lost;
+# 1/2: a tie; 1: seat 0 won), a roll, a decision (best for its seat, or a given policy)
+TERMINAL, CHANCE, MAXIMISE, MINIMISE, POLICY, TIED_END, WON_END = 0, 1, 2, 3, 4, 5, 6
 FACE_PROBABILITY = np.zeros(6, np.float64)  # by die face
 for _face, _p in CHANCE_OUTCOMES:
     FACE_PROBABILITY[_face] = _p
@@ -32,8 +39,8 @@ TIE_TOLERANCE = 1e-9  # actions within this of the best are tied; the lowest act
 @njit(cache=True)
 def strong_components(edge_start, edge_to):
     """Tarjan's strongly connected components, iteratively: (members, comp_start), component c
-    being ``members[comp_start[c]:comp_start[c+1]]``; every transition leads into the same or
-    an earlier component."""
+    being ``members[comp_start[c]:comp_start[c+1]]``, in the order to sweep them; every
+    transition leads into the same or an earlier component."""
     n = edge_start.shape[0] - 1
     index = np.full(n, -1, np.int32)
     low = np.empty(n, np.int32)
@@ -95,15 +102,24 @@ def strong_components(edge_start, edge_to):
                     if w == v:
                         break
     comp_start[comps] = m
+    for c in range(comps):  # sweep order: latest found first (module docstring)
+        lo = comp_start[c]
+        hi = comp_start[c + 1]
+        if hi - lo > 1:
+            members[lo:hi] = np.sort(members[lo:hi])[::-1]
     return members, comp_start[:comps + 1].copy()
 
 
 @njit(cache=True)
-def backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight):
+def backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     """The value of state ``v`` from the values ``V`` of its successors."""
     kind = mode[v]
     if kind == TERMINAL:
-        return terminal[v]
+        return 0.0
+    if kind == TIED_END:
+        return 0.5
+    if kind == WON_END:
+        return 1.0
     lo = edge_start[v]
     hi = edge_start[v + 1]
     if kind == CHANCE:
@@ -131,7 +147,8 @@ def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_re
     the same roll) and its own decisions that lead back to it (a pass), all other values held.
     Its value x solves x = a + b x with the deciding choices taken at x; the choices are
     re-taken at the solution until they stay (policy iteration in one dimension: the decisions
-    of one roll are one seat's, so few rounds). Returns the new value."""
+    of one roll are one seat's, so few rounds). Sets ``V[v]`` and the values of its decisions
+    of component ``c``; returns how far ``V[v]`` moved."""
     x = V[v]
     for _ in range(30):
         a = 0.0
@@ -145,7 +162,7 @@ def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_re
                 b += p
                 continue
             kind = mode[t]
-            if comp_of[t] != c or kind == TERMINAL or kind == CHANCE:
+            if comp_of[t] != c or not (kind == MAXIMISE or kind == MINIMISE or kind == POLICY):
                 a += p * (r + V[t])
                 continue
             if kind == POLICY:
@@ -176,17 +193,25 @@ def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_re
         if new == x:
             break
         x = new
-    return x
+    moved = abs(x - V[v])
+    V[v] = x
+    for e in range(edge_start[v], edge_start[v + 1]):
+        t = edge_to[e]
+        if t != v and comp_of[t] == c and (mode[t] == MAXIMISE or mode[t] == MINIMISE or mode[t] == POLICY):
+            V[t] = backup(t, V, mode, edge_start, edge_to, edge_label, edge_reward, weight)
+    return moved
 
 
 @njit(cache=True)
-def iterate_values(members, comp_start, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight,
-                   tolerance, max_sweeps):
+def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
+                   weight, tolerance, max_sweeps):
     """Values of every state, component by component (see the module docstring); a roll is
-    settled against its own loops (``settle_roll``) at every visit. Returns (V, sweeps,
-    largest): ``sweeps`` the Gauss-Seidel sweeps made (states swept over the number of states),
-    ``largest`` the most sweeps one component needed; -1 sweeps when a component did not
-    settle within ``max_sweeps``."""
+    settled against its own loops (``settle_roll``) at every visit, which also updates its
+    decisions. The states flagged ``inline`` (moves: a move's only predecessor is the roll it
+    decides, in its component whenever the move is on a loop) are left to their roll in the
+    sweeps. Returns (V, sweeps, largest): ``sweeps`` the Gauss-Seidel sweeps made (states
+    swept over the number of states), ``largest`` the most sweeps one component needed; -1
+    sweeps when a component did not settle within ``max_sweeps``."""
     n = mode.shape[0]
     V = np.zeros(n)
     comp_of = np.empty(n, np.int32)
@@ -205,7 +230,7 @@ def iterate_values(members, comp_start, mode, terminal, edge_start, edge_to, edg
                 if edge_to[e] == v:
                     loop = True
             if not loop:
-                V[v] = backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight)
+                V[v] = backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight)
                 swept += 1
                 continue
         sweeps = 0
@@ -214,13 +239,16 @@ def iterate_values(members, comp_start, mode, terminal, edge_start, edge_to, edg
             for k in range(lo, hi):
                 v = members[k]
                 if mode[v] == CHANCE:
-                    new = settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_reward, weight)
+                    d = settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_reward,
+                                    weight)
+                elif inline[v]:
+                    continue
                 else:
-                    new = backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight)
-                d = abs(new - V[v])
+                    new = backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight)
+                    d = abs(new - V[v])
+                    V[v] = new
                 if d > delta:
                     delta = d
-                V[v] = new
             sweeps += 1
             swept += hi - lo
             if delta <= tolerance:
@@ -233,11 +261,11 @@ def iterate_values(members, comp_start, mode, terminal, edge_start, edge_to, edg
 
 
 @njit(cache=True)
-def bellman_residual(V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight):
+def bellman_residual(V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     """Largest |backup(v) - V[v]| over all states: how far ``V`` is from the fixed point."""
     worst = 0.0
     for v in range(mode.shape[0]):
-        d = abs(backup(v, V, mode, terminal, edge_start, edge_to, edge_label, edge_reward, weight) - V[v])
+        d = abs(backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight) - V[v])
         if d > worst:
             worst = d
     return worst
@@ -266,7 +294,3 @@ def best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, toleranc
                 out[v] = edge_label[e]
                 break
     return out
-
-
-def chance_probability(face: int) -> float:
-    return float(FACE_PROBABILITY[HUGO if face == HUGO else face])
