@@ -228,28 +228,24 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
                              "(fewer guests or rounds; or raise max_states where memory allows)")
         if n + room > len(keys):
             cap = 2 * len(keys)
-            keys = _grown(keys, cap)
-            edge_start = _grown(edge_start, cap + 1)
+            keys.resize(cap, refcheck=False)  # in place where the system can (no second copy)
+            edge_start.resize(cap + 1, refcheck=False)
         if n + room > len(table) // 2:
             table = np.full(2 * len(table), -1, np.int32)
             _rehash(keys, n, table)
         if n_edges + room > len(edge_to):
             edge_cap = 2 * len(edge_to)
-            edge_to = _grown(edge_to, edge_cap)
-            edge_label = _grown(edge_label, edge_cap)
-            edge_reward = _grown(edge_reward, edge_cap)
+            for a in (edge_to, edge_label, edge_reward):
+                a.resize(edge_cap, refcheck=False)
     del table
     if n >= 2**31 - 1:
         raise SolveError(f"{n:,} states do not fit the graph's 32-bit state numbers")
-    return StateGraph(engine=engine, layout=K, reward_mode=reward_mode, keys=keys[:n].copy(),
-                      edge_start=edge_start[:n + 1].copy(), edge_to=edge_to[:n_edges].copy(),
-                      edge_label=edge_label[:n_edges].copy(), edge_reward=edge_reward[:n_edges].copy())
-
-
-def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    out = np.zeros(size, a.dtype)
-    out[:len(a)] = a
-    return out
+    keys.resize(n, refcheck=False)
+    edge_start.resize(n + 1, refcheck=False)
+    for a in (edge_to, edge_label, edge_reward):
+        a.resize(n_edges, refcheck=False)
+    return StateGraph(engine=engine, layout=K, reward_mode=reward_mode, keys=keys, edge_start=edge_start,
+                      edge_to=edge_to, edge_label=edge_label, edge_reward=edge_reward)
 
 
 def terminal_outcomes(keys: np.ndarray) -> np.ndarray:
