@@ -64,8 +64,11 @@ def test_a_tiny_board_has_the_value_worked_out_by_hand():
     assert sol.value == pytest.approx(5 / 3, abs=1e-9)
     start = sol.positions([sol.start])
     assert sol.best_actions(start)[0] == 3  # squares 3, 4, 5 tie: the lowest action index
-    # placed on square 0, the guest must escape before Hugo's first move: worse
-    assert sol.values_of(play(sol.engine, start.copy(), "g0"))[0] > 5 / 3 + 0.1
+    # placed on square 0, 1 or 2, the guest must escape before Hugo's first move: worse
+    placements = sol.action_values(start)[0]
+    assert placements[3:6] == pytest.approx([5 / 3] * 3, abs=1e-9) and (placements[:3] > 5 / 3 + 0.1).all()
+    assert np.isnan(placements[6:]).all()  # moves and pass: not legal at a placement
+    assert sol.values_of(play(sol.engine, start.copy(), "g0"))[0] == placements[0]
 
 
 def test_a_position_one_roll_from_the_end():

@@ -25,7 +25,7 @@ from midnight_env.config import Rules
 from midnight_env.dice import HUGO, mix64
 from midnight_env.engine import Engine
 from midnight_env.rules import advance_games, fill_mask
-from midnight_env.solve.keys import KeyLayout, decode, encode, key_phases, key_players
+from midnight_env.solve.keys import _KEYS, KeyLayout, decode, encode, key_phases, key_players
 from midnight_env.state import OVER, ROLL, GameState, empty_state
 
 FACES = np.array([1, 2, 4, 5, HUGO], dtype=np.int64)  # a roll's transitions, in this order
@@ -37,7 +37,7 @@ class SolveError(ValueError):
     """A set-up the solver does not take, or one too large for this machine."""
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def _copy_game(s, src, dst):
     """Game ``src`` of the batch into game ``dst`` (the legal mask excepted: the turn flow
     writes it before it reads it). Element by element: slices would be array objects."""
@@ -67,7 +67,7 @@ def _copy_game(s, src, dst):
     s.rng[dst] = s.rng[src]
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def _reward(s, mode):
     """Points booked between game 0 (the position) and game 1 (its successor)."""
     if mode == REWARD_SEAT0:
@@ -77,7 +77,7 @@ def _reward(s, mode):
     return 0
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def _find(key, keys, table, mask):
     """Slot of ``key`` in the hash table: where it is, or the empty slot where it belongs."""
     h = np.int64(mix64(key) & np.uint64(mask))
@@ -97,17 +97,15 @@ def _rehash(keys, n, table):
 
 @njit(cache=True)
 def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward, n_edges,
-            reward_mode):
+            reward_mode, actions, faces, faces_out):
     """Expand states ``x``, ``x+1``, ... (adding the new successors at ``n``, ``n+1``, ...) until
     every state is expanded or an array could overflow; returns (x, n, n_edges, bad), ``bad`` the
-    first state with a successor that has no key (-1: none)."""
+    first state with a successor that has no key (-1: none). ``actions``, ``faces``,
+    ``faces_out``: the turn flow's (2,) arguments, all -1."""
     s = GameState(*s_fields)
     R = Rules(*rules_fields)
     mask = table.shape[0] - 1
     room = R.num_actions + FACES.shape[0]  # most successors of one state
-    actions = np.full(2, -1, np.int64)
-    faces = np.full(2, -1, np.int64)
-    faces_out = np.full(2, -1, np.int8)
     while x < n:
         if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0]:
             break
@@ -216,7 +214,8 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
     rules_fields = tuple(r)
     while True:
         x, n, n_edges, bad = _expand(tuple(s), rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label,
-                                     edge_reward, n_edges, reward_mode)
+                                     edge_reward, n_edges, reward_mode, np.full(2, -1, np.int64),
+                                     np.full(2, -1, np.int64), np.full(2, -1, np.int8))
         if bad >= 0:
             raise SolveError(f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout cannot hold")
         if progress is not None:

@@ -41,12 +41,17 @@ from numba import njit
 
 from midnight_env.board import GREEN, RED
 from midnight_env.config import CASTLE_POINTS_LIMIT
+from midnight_env.rules import _lowest_bit, _occupied_squares
 from midnight_env.state import OVER, PLACE
 
 ROLL_FACES = np.array([0, 1, 2, 4, 5], dtype=np.int64)  # roll index -> number (0: none)
 ROLL_INDEX = np.array([0, 1, 2, 0, 3, 4], dtype=np.int64)  # number -> roll index
 POINTS_BITS = 6  # hidden_castle points 0..45 in a game that goes on
 OUTCOME_LOSS, OUTCOME_TIE, OUTCOME_WIN = 0, 1, 2  # seat 0's result, in the key of a finished game
+# compile options of the functions on one game: no reference counting, as the rule functions
+# (``midnight_env.rules``): they never allocate, and counting references to the state's arrays
+# at every call costs more than the keys themselves
+_KEYS = dict(cache=True, _nrt=False)
 
 
 def bits_for(count: int) -> int:
@@ -139,17 +144,17 @@ def key_layout(rules, rounds: int, win: bool) -> KeyLayout:
                      off_points, off_carried, carried_bits, carried_zero, bool(win), bool(rules.castle), off)
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def _put(key, value, off):
     return key | (np.uint64(value) << np.uint64(off))
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def _get(key, off, bits):
     return np.int64((key >> np.uint64(off)) & np.uint64((1 << bits) - 1))
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def booked_this_round(s, R, i, p):
     """midnight_party: the points seat ``p``'s guests booked this round, read off the position
     (guests stay in their rooms and on the stairs until the round ends)."""
@@ -165,14 +170,14 @@ def booked_this_round(s, R, i, p):
     return total
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def outcome(s, i):
     """Seat 0's result in game ``i``: fewer points win, equal points tie (two players)."""
     d = s.spooky[i, 0] - s.spooky[i, 1]
     return OUTCOME_WIN if d < 0 else (OUTCOME_TIE if d == 0 else OUTCOME_LOSS)
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def encode(s, R, K, i):
     """Key of game ``i`` of the batch ``s``; 0xFFFF... when the position cannot be keyed (a
     count out of its field: never for a position of the set-up the layout was made for)."""
@@ -195,7 +200,10 @@ def encode(s, R, K, i):
     for p in range(K.num_players):
         off = K.off_guests + p * K.guests * K.code_bits
         end = off + K.guests * K.code_bits
-        for sq in range(S):  # codes in increasing order: the guests come out sorted
+        occupied = _occupied_squares(s.gallery, R, i, p)
+        while occupied:  # codes in increasing order: the guests come out sorted
+            sq = _lowest_bit(occupied)
+            occupied &= occupied - np.uint64(1)
             for _ in range(s.gallery[i, p, sq]):
                 key = _put(key, sq, off)
                 off += K.code_bits
@@ -230,7 +238,7 @@ def encode(s, R, K, i):
     return key
 
 
-@njit(cache=True)
+@njit(**_KEYS)
 def decode(key, s, R, K, i):
     """Write the position of ``key`` into game ``i`` of the batch ``s`` (not the legal mask and
     the dice stream): a position the engine plays on exactly as on any game with that key."""

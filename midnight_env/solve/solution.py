@@ -65,7 +65,7 @@ from midnight_env.solve.values import (
     iterate_values,
     strong_components,
 )
-from midnight_env.state import MOVE, OVER, ROLL, GameState
+from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
 
 FORMAT = "midnight-solution/1"
 OBJECTIVES = ("points", "win")
@@ -242,6 +242,25 @@ class Solution:
             j = int(np.flatnonzero(best < 0)[0])
             raise ValueError(f"game {j} is not at a decision (place or move): no action to choose")
         return best
+
+    def action_values(self, state: GameState, games=None) -> np.ndarray:
+        """(n, A) the value of every legal choice of each game (all at a decision; nan for the
+        choices that are not legal): what it books at once plus the value of the position it
+        leads to, so that the optimal action is the best of them (the lowest index among equals).
+        For the points objective, seat 0's points still to come from before the choice; e.g.
+        the value of every placement square at the start. Computed through the engine, so a
+        loaded solution answers too."""
+        sub = state.take(np.asarray(games)) if games is not None else state.copy()
+        if not np.isin(sub.phase, (PLACE, MOVE)).all():
+            j = int(np.flatnonzero(~np.isin(sub.phase, (PLACE, MOVE)))[0])
+            raise ValueError(f"game {j} is not at a decision (place or move): no choices to value")
+        parent, action = np.nonzero(sub.legal)
+        after = sub.take(parent)
+        self.engine.apply_action(after, action.astype(np.int64))
+        booked = booked_points(after, self.objective) - booked_points(sub, self.objective)[parent]
+        out = np.full(sub.legal.shape, np.nan)
+        out[parent, action] = booked + self.values_of(after)
+        return out
 
     def positions(self, ids) -> GameState:
         """The positions of states ``ids`` as a batch of games (legal masks filled in), e.g. to

@@ -34,6 +34,9 @@ FACE_PROBABILITY = np.zeros(6, np.float64)  # by die face
 for _face, _p in CHANCE_OUTCOMES:
     FACE_PROBABILITY[_face] = _p
 TIE_TOLERANCE = 1e-9  # actions within this of the best are tied; the lowest action index wins
+# compile options of the sweeps: no reference counting (they never allocate; counting the
+# references of the graph's arrays at every call of ``backup`` would cost more than the backup)
+_SWEEP = dict(cache=True, _nrt=False)
 
 
 @njit(cache=True)
@@ -110,7 +113,7 @@ def strong_components(edge_start, edge_to):
     return members, comp_start[:comps + 1].copy()
 
 
-@njit(cache=True)
+@njit(**_SWEEP)
 def backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     """The value of state ``v`` from the values ``V`` of its successors."""
     kind = mode[v]
@@ -141,7 +144,7 @@ def backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     return best
 
 
-@njit(cache=True)
+@njit(**_SWEEP)
 def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     """Solve roll ``v``'s value exactly against the loops through itself: a void roll (back to
     the same roll) and its own decisions that lead back to it (a pass), all other values held.
@@ -202,19 +205,10 @@ def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_re
     return moved
 
 
-@njit(cache=True)
-def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
-                   weight, tolerance, max_sweeps):
-    """Values of every state, component by component (see the module docstring); a roll is
-    settled against its own loops (``settle_roll``) at every visit, which also updates its
-    decisions. The states flagged ``inline`` (moves: a move's only predecessor is the roll it
-    decides, in its component whenever the move is on a loop) are left to their roll in the
-    sweeps. Returns (V, sweeps, largest): ``sweeps`` the Gauss-Seidel sweeps made (states
-    swept over the number of states), ``largest`` the most sweeps one component needed; -1
-    sweeps when a component did not settle within ``max_sweeps``."""
+@njit(**_SWEEP)
+def _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward, weight, tolerance,
+             max_sweeps, V, comp_of):
     n = mode.shape[0]
-    V = np.zeros(n)
-    comp_of = np.empty(n, np.int32)
     for c in range(comp_start.shape[0] - 1):
         for k in range(comp_start[c], comp_start[c + 1]):
             comp_of[members[k]] = c
@@ -254,13 +248,29 @@ def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_
             if delta <= tolerance:
                 break
             if sweeps >= max_sweeps:
-                return V, -1.0, sweeps
+                return -1.0, sweeps
         if sweeps > largest:
             largest = sweeps
-    return V, swept / max(n, 1), largest
+    return swept / max(n, 1), largest
 
 
-@njit(cache=True)
+def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward, weight,
+                   tolerance, max_sweeps):
+    """Values of every state, component by component (see the module docstring); a roll is
+    settled against its own loops (``settle_roll``) at every visit, which also updates its
+    decisions. The states flagged ``inline`` (moves: a move's only predecessor is the roll it
+    decides, in its component whenever the move is on a loop) are left to their roll in the
+    sweeps. Returns (V, sweeps, largest): ``sweeps`` the Gauss-Seidel sweeps made (states
+    swept over the number of states), ``largest`` the most sweeps one component needed; -1
+    sweeps when a component did not settle within ``max_sweeps``."""
+    V = np.zeros(len(mode))
+    comp_of = np.empty(len(mode), np.int32)
+    sweeps, largest = _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
+                               weight, tolerance, max_sweeps, V, comp_of)
+    return V, sweeps, largest
+
+
+@njit(**_SWEEP)
 def bellman_residual(V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
     """Largest |backup(v) - V[v]| over all states: how far ``V`` is from the fixed point."""
     worst = 0.0
@@ -271,13 +281,10 @@ def bellman_residual(V, mode, edge_start, edge_to, edge_label, edge_reward, weig
     return worst
 
 
-@njit(cache=True)
-def best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, tolerance):
-    """The optimal action of every decision (-1 elsewhere): among the actions within
-    ``tolerance`` of the best, the lowest action index (transitions are in action order)."""
-    n = mode.shape[0]
-    out = np.full(n, -1, np.int16)
-    for v in range(n):
+@njit(**_SWEEP)
+def _best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, tolerance, out):
+    for v in range(mode.shape[0]):
+        out[v] = -1
         kind = mode[v]
         if kind != MAXIMISE and kind != MINIMISE:
             continue
@@ -293,4 +300,11 @@ def best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, toleranc
             if abs(q - best) <= tolerance:
                 out[v] = edge_label[e]
                 break
+
+
+def best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, tolerance):
+    """The optimal action of every decision (-1 elsewhere): among the actions within
+    ``tolerance`` of the best, the lowest action index (transitions are in action order)."""
+    out = np.empty(len(mode), np.int16)
+    _best_actions(V, mode, edge_start, edge_to, edge_label, edge_reward, tolerance, out)
     return out
