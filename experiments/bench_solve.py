@@ -22,7 +22,15 @@ import subprocess
 import sys
 import time
 
-# name -> (variant, players, objective, options)
+# a six-square board with a red, a green and a plain room and three steps: two players of
+# hidden_castle keep both seats' points in the key, too many states on the real board
+TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
+               "rooms": [{"door": 1, "kind": "red"}, {"door": 3, "kind": "green"}, {"door": 4, "kind": "plain"}],
+               "stairs": {"kind": "steps", "values": [10, 9, 8], "hugo_start": "cellar_door", "overflow": "top_step"}}
+TINY_PLAIN_CASTLE = {**TINY_CASTLE, "name": "tiny plain castle",
+                     "rooms": [{"door": d, "kind": "plain"} for d in (1, 3, 4)]}
+
+# name -> (variant, players, objective, options; "board": a board definition)
 SET_UPS = {
     "solo-mp-r1-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 1}),
     "solo-mp-r1-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 1}),
@@ -39,17 +47,28 @@ SET_UPS = {
     "duo-mp-r3-g1-points": ("midnight_party", 2, "points", {"guests_per_player": 1, "rounds": 3}),
     "duo-mp-r1-g2-win": ("midnight_party", 2, "win", {"guests_per_player": 2, "rounds": 1}),
     "duo-mp-r1-g2-points": ("midnight_party", 2, "points", {"guests_per_player": 2, "rounds": 1}),
+    "duo-hc-tinyplain-g1-win": ("hidden_castle", 2, "win", {"guests_per_player": 1, "board": TINY_PLAIN_CASTLE}),
+    "duo-hc-tiny-g1-win": ("hidden_castle", 2, "win", {"guests_per_player": 1, "board": TINY_CASTLE}),
+    "solo-mp-r1-g5": ("midnight_party", 1, "points", {"guests_per_player": 5, "rounds": 1}),
 }
-DEFAULT = [name for name in SET_UPS if name != "duo-mp-r1-g2-points"]
+# the largest last; duo-mp-r1-g2 and solo-mp-r1-g5 need some 10 GiB
+DEFAULT = ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1", "solo-mp-r3-g2", "solo-mp-r3-g3",
+           "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points", "duo-hc-tinyplain-g1-win",
+           "duo-hc-tiny-g1-win", "duo-mp-r3-g1-win", "duo-mp-r3-g1-points", "solo-mp-r1-g4", "duo-mp-r1-g2-win",
+           "solo-mp-r1-g5"]
 QUICK = ["solo-mp-r1-g1", "solo-mp-r1-g2"]
 
 # one set-up, in the child process: prints one JSON line
 CHILD = """
 import json, resource, sys, time
+from midnight_env.board import board_from_dict
+from midnight_env.config import make_config
 from midnight_env.solve import solve
 variant, players, objective, options = json.loads(sys.argv[1])
+board = board_from_dict(options.pop("board")) if "board" in options else None
+config = make_config(variant, players, board=board, **options)
 wall, cpu = time.perf_counter(), time.process_time()
-sol = solve(variant, players, objective, **options)
+sol = solve(config, objective=objective)
 m = sol.meta
 print(json.dumps({"value": m["value"], "states": m["states"], "edges": m["edges"], "residual": m["residual"],
                   "sweeps": m["sweeps"], "most_sweeps": m["most_sweeps"], "seconds_states": m["seconds_states"],

@@ -9,6 +9,7 @@ import time
 
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
 from midnight_env.registry import split_specs
+from midnight_env.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 from midnight_env.solve.solution import OBJECTIVES, solution_folder, solution_name, solve
 
 
@@ -34,6 +35,7 @@ def add_parser(sub) -> None:
                         "comma-separated, e.g. random,runner,coward,expert")
     p.add_argument("--games", type=int, default=0,
                    help="with --regret: also play this many games per agent for a 95%% interval (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="with --games: game j is seeded SEED+j (default 0)")
     p.add_argument("--max-states", type=int,
                    help="stop with an error beyond this many states (default: what the memory available holds)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
@@ -61,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_states is not None:
         check_count("--max-states", args.max_states)
     check_count("--games", args.games, least=0)
+    check_seed(args.seed, "--seed")
+    if args.seed + args.games > SEED_LIMIT:
+        raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "
+                         f"{args.seed + args.games - 1}: allowed are game seeds {SEED_RANGE}")
     specs = split_specs(args.regret) if args.regret else []
     progress = _progress(not args.no_progress and not args.json and sys.stderr.isatty())
     solution = solve(args.variant, args.players, args.objective, max_states=args.max_states, progress=progress,
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if specs:
         from midnight_env.solve.policy import regret_table
 
-        rows = regret_table(solution, specs, games=args.games)
+        rows = regret_table(solution, specs, games=args.games, seed=args.seed)
     if args.json:
         out = {k: v for k, v in meta.items() if k not in ("key_layout", "format")}
         if saved:

@@ -133,7 +133,8 @@ def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, e
             _copy_game(s, 0, 1)
             advance_games(s, R, 1, 2, actions, faces, False, faces_out)
             key = encode(s, R, K, 1)
-            if key == BAD_KEY:
+            reward = _reward(s, reward_mode)
+            if key == BAD_KEY or abs(reward) > 127:  # (a reward is a few captures' points at most)
                 return x, n, n_edges, x
             h = _find(key, keys, table, mask)
             j = table[h]
@@ -144,7 +145,7 @@ def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, e
                 n += 1
             edge_to[n_edges] = j
             edge_label[n_edges] = label
-            edge_reward[n_edges] = _reward(s, reward_mode)
+            edge_reward[n_edges] = reward
             n_edges += 1
         x += 1
     edge_start[x] = n_edges
@@ -162,7 +163,7 @@ class StateGraph:
     edge_start: np.ndarray  # (n+1,) int64
     edge_to: np.ndarray  # (E,) int32 target state
     edge_label: np.ndarray  # (E,) int16 action of a decision, die face of a roll
-    edge_reward: np.ndarray  # (E,) int16 points booked (see the module docstring)
+    edge_reward: np.ndarray  # (E,) int8 points booked (see the module docstring)
 
     @property
     def num_states(self) -> int:
@@ -206,7 +207,7 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
     edge_cap = 4 * cap
     edge_to = np.zeros(edge_cap, np.int32)
     edge_label = np.zeros(edge_cap, np.int16)
-    edge_reward = np.zeros(edge_cap, np.int16)
+    edge_reward = np.zeros(edge_cap, np.int8)
     keys[0] = start
     table[_find(keys[0], keys, table, len(table) - 1)] = 0
     n, x, n_edges = 1, 0, 0
@@ -217,7 +218,8 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
                                      edge_reward, n_edges, reward_mode, np.full(2, -1, np.int64),
                                      np.full(2, -1, np.int64), np.full(2, -1, np.int8))
         if bad >= 0:
-            raise SolveError(f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout cannot hold")
+            raise SolveError(f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout or the rewards "
+                             "cannot hold")
         if progress is not None:
             progress(n, x)
         if x >= n:
@@ -225,15 +227,17 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
         if n + room > max_states:
             raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
                              "(fewer guests or rounds; or raise max_states where memory allows)")
+        # arrays grow by a quarter, in place where the system can (no second copy): the growth
+        # is zero-filled, so it is resident memory at once
         if n + room > len(keys):
-            cap = 2 * len(keys)
-            keys.resize(cap, refcheck=False)  # in place where the system can (no second copy)
+            cap = len(keys) + len(keys) // 4
+            keys.resize(cap, refcheck=False)
             edge_start.resize(cap + 1, refcheck=False)
         if n + room > len(table) // 2:
             table = np.full(2 * len(table), -1, np.int32)
             _rehash(keys, n, table)
         if n_edges + room > len(edge_to):
-            edge_cap = 2 * len(edge_to)
+            edge_cap = len(edge_to) + len(edge_to) // 4
             for a in (edge_to, edge_label, edge_reward):
                 a.resize(edge_cap, refcheck=False)
     del table

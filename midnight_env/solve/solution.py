@@ -73,7 +73,7 @@ MAX_TURNS_IGNORED = 10_000_000  # the solver's engine never truncates (the large
 TOLERANCE = 1e-12  # a component's sweeps stop when no value moves by more
 MAX_SWEEPS = 1_000_000
 DEFAULT_MAX_STATES = 200_000_000  # where the available memory cannot be read
-BYTES_PER_STATE = 110  # the solver's peak memory per state (BENCHMARKS.md)
+BYTES_PER_STATE = 80  # the solver's peak memory per state (BENCHMARKS.md: 72 at 15 M states)
 TIE_RULE = f"lowest action index among actions within {TIE_TOLERANCE:g} of the best"
 
 

@@ -52,7 +52,7 @@ def strong_components(edge_start, edge_to):
     call_node = np.empty(n, np.int32)
     call_edge = np.empty(n, np.int64)
     members = np.empty(n, np.int32)
-    comp_start = np.empty(n + 1, np.int64)
+    comp_start = np.empty(n + 1, np.int32)  # (states are int32 in the graph)
     sp = 0
     m = 0
     comps = 0
