@@ -169,6 +169,15 @@ def test_the_optimal_agent_plays_the_solution_within_the_interval(solo, saved):
     assert abs(mean - solo.value) <= half, (mean, half, solo.value)
 
 
+def test_the_optimal_agent_plays_both_seats_of_a_two_player_solution(tmp_path):
+    sol = solve(tiny(players=2, guests_per_player=1, rounds=2), objective="win")
+    agent = make_agent(f"optimal:path={sol.save(tmp_path / 'duo')}")
+    mean, half = play_values(sol, [agent, agent], games=3000, seed=21)  # seat 0's wins, a tie 1/2
+    assert abs(mean - sol.value) <= half, (mean, half, sol.value)
+    beaten, _ = play_values(sol, [make_agent("random"), agent], games=1000, seed=21)
+    assert beaten < sol.value - 0.1  # seat 1's optimal play punishes a random seat 0
+
+
 def test_the_optimal_agent_refuses_other_set_ups(saved, tmp_path, monkeypatch):
     agent = make_agent(f"optimal:path={saved}")
     other = Engine("midnight_party", 1, guests_per_player=3, rounds=1)

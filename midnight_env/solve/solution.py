@@ -10,9 +10,11 @@ A solution directory holds two files:
 ``solution.json``
     the set-up and the numbers: ``format`` (``midnight-solution/1``), ``variant``, ``players``,
     ``options`` (every rule option; ``max_turns`` as given but ignored), ``board`` (the board's
-    definition when it is not the variant's own), ``objective``, ``value``, ``states``,
-    ``edges``, ``residual``, ``sweeps``, ``seconds``, ``memory_bytes``, ``key_layout`` (the
-    fields of :class:`~midnight_env.solve.keys.KeyLayout`), ``engine_version``, ``tie_rule``.
+    definition when it is not the variant's own), ``objective``, ``value``, ``value_means``,
+    ``start`` (``"set-up"``, or the key of the position solved from), ``states``, ``edges``,
+    ``decisions``, ``components``, ``residual``, ``sweeps``, ``seconds``, ``memory_bytes``,
+    ``key_layout`` (the fields of :class:`~midnight_env.solve.keys.KeyLayout`),
+    ``engine_version``, ``tie_rule``, ``max_turns`` (a note: ignored).
 
 Values: with the ``points`` objective a position's value is the points still to be booked from
 there on under optimal play: seat 0's (one player, who minimises them), or seat 0's minus seat
@@ -81,10 +83,11 @@ def set_up_config(variant: str | GameConfig | Engine = "midnight_party", num_pla
                   **options: Any) -> GameConfig:
     """The set-up as a GameConfig: a variant name with a player count and rule options, a
     GameConfig, or an Engine's."""
-    if isinstance(variant, Engine):
-        return variant.config
-    if isinstance(variant, GameConfig):
-        return variant
+    if isinstance(variant, (Engine, GameConfig)):
+        if options:
+            raise SolveError(f"rule options {', '.join(options)} given with a set-up that has its own: give "
+                             "either a GameConfig (or an Engine) or a variant name with options")
+        return variant.config if isinstance(variant, Engine) else variant
     return make_config(variant, num_players, **options)
 
 
