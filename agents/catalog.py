@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from midnight_agents.expert import ExpertAgent
 from midnight_agents.openspiel import MCTSAgent
+from midnight_agents.optimal import OptimalAgent
 from midnight_agents.ppo import SHIPPED_AGENTS, PPOAgent
 from midnight_agents.search import SearchAgent
 from midnight_agents.simple import CowardAgent, GreenHunterAgent, PlacerAgent, RandomAgent, RunnerAgent
@@ -12,5 +13,5 @@ from midnight_env.registry import AgentInfo
 
 BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
-                              SearchAgent, PPOAgent)] + SHIPPED_AGENTS + [
+                              SearchAgent, PPOAgent, OptimalAgent)] + SHIPPED_AGENTS + [
     AgentInfo(MCTSAgent.name, MCTSAgent, MCTSAgent.description)]  # needs the openspiel extra

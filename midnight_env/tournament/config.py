@@ -74,9 +74,12 @@ class TournamentConfig:
 
 
 def fit_error(agent, engine: Engine) -> str | None:
-    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one), or None."""
-    model = getattr(agent, "model", None)
-    check = getattr(model, "check_engine", None)
+    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one, a
+    solution of another set-up), or None. An agent says so by a ``check_engine(engine)`` that
+    raises a ValueError, of its own or of its ``model``."""
+    check = getattr(agent, "check_engine", None)
+    if check is None:
+        check = getattr(getattr(agent, "model", None), "check_engine", None)
     if check is None:
         return None
     try:

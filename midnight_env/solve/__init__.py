@@ -1,0 +1,21 @@
+"""Exact optimal play for small set-ups: the state graph, its values, and policies on it.
+
+>>> from midnight_env.solve import solve, load_solution
+>>> sol = solve("midnight_party", 1, guests_per_player=2, rounds=1)   # solo, 2 guests
+>>> sol.value                              # expected final spooky points under optimal play
+>>> sol.save("solutions/mp1")              # solution.npz + solution.json
+>>> sol = load_solution("solutions/mp1")
+>>> sol.best_actions(state)                # optimal action of each game of a GameState batch
+>>> sol.final_values(state)                # expected final points from each position
+
+Modules: ``keys`` (a position as a 64-bit key), ``graph`` (the reachable positions and their
+transitions, made by the engine's own rule kernel), ``values`` (value iteration and policy
+evaluation on the graph), ``solution`` (:func:`solve`, :class:`Solution`, the file format),
+``policy`` (an agent's policy on the graph, its exact value and regret), ``check`` (the solver's
+transitions and values checked against ``Engine`` calls).
+"""
+
+from midnight_env.solve.graph import SolveError, StateGraph
+from midnight_env.solve.solution import OBJECTIVES, Solution, load_solution, solve
+
+__all__ = ["solve", "load_solution", "Solution", "StateGraph", "SolveError", "OBJECTIVES"]

@@ -1,0 +1,259 @@
+"""The state graph of a set-up: every position reachable from the start, and its transitions.
+
+The positions are found breadth-first from the game at set-up. Each one is decoded into a game
+of a batch of two (``keys.decode``), and its successors are made by the engine's own turn flow,
+``rules.advance_games``, on a copy in the second game: every legal choice at a decision (PLACE,
+MOVE), every die face at a roll (ROLL). A successor is the next roll, decision or end, as
+``Engine.apply_action`` and ``Engine.apply_roll`` leave it; its key is looked up in an
+open-addressing hash table of the keys found so far and added when new. So the transitions are
+the engine's by construction; ``midnight_env.solve.check`` compares them with ``Engine`` calls.
+
+The graph is stored as arrays (CSR): state ``x``'s transitions are ``edge_start[x]`` ..
+``edge_start[x+1]-1``, each with its target state, its label (the action of a decision, in
+increasing order, or the die face of a roll: 1, 2, 4, 5, 0 = Hugo) and its reward (the points it
+books: seat 0's, or seat 0's minus seat 1's with two players; nothing for the win objective).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from midnight_env.config import Rules
+from midnight_env.dice import HUGO, mix64
+from midnight_env.engine import Engine
+from midnight_env.rules import advance_games, fill_mask
+from midnight_env.solve.keys import _KEYS, KeyLayout, decode, encode, key_phases, key_players
+from midnight_env.state import OVER, ROLL, GameState, empty_state
+
+FACES = np.array([1, 2, 4, 5, HUGO], dtype=np.int64)  # a roll's transitions, in this order
+REWARD_SEAT0, REWARD_DIFFERENCE, REWARD_NONE = 0, 1, 2  # what a transition's reward counts
+BAD_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+class SolveError(ValueError):
+    """A set-up the solver does not take, or one too large for this machine."""
+
+
+@njit(**_KEYS)
+def _copy_game(s, src, dst):
+    """Game ``src`` of the batch into game ``dst`` (the legal mask excepted: the turn flow
+    writes it before it reads it). Element by element: slices would be array objects."""
+    s.phase[dst] = s.phase[src]
+    s.player[dst] = s.player[src]
+    s.roll[dst] = s.roll[src]
+    for p in range(s.gallery.shape[1]):
+        for sq in range(s.gallery.shape[2]):
+            s.gallery[dst, p, sq] = s.gallery[src, p, sq]
+        for place in range(s.stairs.shape[2]):
+            s.stairs[dst, p, place] = s.stairs[src, p, place]
+        s.supply[dst, p] = s.supply[src, p]
+        s.spooky[dst, p] = s.spooky[src, p]
+    for q in range(s.room.shape[1]):
+        s.room[dst, q] = s.room[src, q]
+    for k in range(s.queue.shape[1]):
+        s.queue[dst, k] = s.queue[src, k]
+    s.hugo[dst] = s.hugo[src]
+    s.clock[dst] = s.clock[src]
+    s.round[dst] = s.round[src]
+    s.rounds_done[dst] = s.rounds_done[src]
+    s.rolls[dst] = s.rolls[src]
+    s.queue_pos[dst] = s.queue_pos[src]
+    s.queue_len[dst] = s.queue_len[src]
+    s.first_roller[dst] = s.first_roller[src]
+    s.truncated[dst] = s.truncated[src]
+    s.rng[dst] = s.rng[src]
+
+
+@njit(**_KEYS)
+def _reward(s, mode):
+    """Points booked between game 0 (the position) and game 1 (its successor)."""
+    if mode == REWARD_SEAT0:
+        return s.spooky[1, 0] - s.spooky[0, 0]
+    if mode == REWARD_DIFFERENCE:
+        return (s.spooky[1, 0] - s.spooky[1, 1]) - (s.spooky[0, 0] - s.spooky[0, 1])
+    return 0
+
+
+@njit(**_KEYS)
+def _find(key, keys, table, mask):
+    """Slot of ``key`` in the hash table: where it is, or the empty slot where it belongs."""
+    h = np.int64(mix64(key) & np.uint64(mask))
+    while True:
+        j = table[h]
+        if j < 0 or keys[j] == key:
+            return h
+        h = (h + 1) & mask
+
+
+@njit(cache=True)
+def _rehash(keys, n, table):
+    mask = table.shape[0] - 1
+    for j in range(n):
+        table[_find(keys[j], keys, table, mask)] = j
+
+
+@njit(cache=True)
+def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward, n_edges,
+            reward_mode, actions, faces, faces_out):
+    """Expand states ``x``, ``x+1``, ... (adding the new successors at ``n``, ``n+1``, ...) until
+    every state is expanded or an array could overflow; returns (x, n, n_edges, bad), ``bad`` the
+    first state with a successor that has no key (-1: none). ``actions``, ``faces``,
+    ``faces_out``: the turn flow's (2,) arguments, all -1."""
+    s = GameState(*s_fields)
+    R = Rules(*rules_fields)
+    mask = table.shape[0] - 1
+    room = R.num_actions + FACES.shape[0]  # most successors of one state
+    while x < n:
+        if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0]:
+            break
+        decode(keys[x], s, R, K, 0)
+        edge_start[x] = n_edges
+        phase = s.phase[0]
+        if phase == OVER:
+            x += 1
+            continue
+        count = FACES.shape[0]
+        if phase != ROLL:
+            fill_mask(s.gallery, s.room, s.stairs, s.hugo, s.legal, s.phase, s.player, s.roll, R, 0)
+            count = R.num_actions
+        for c in range(count):
+            if phase == ROLL:
+                faces[1] = FACES[c]
+                actions[1] = -1
+                label = FACES[c]
+            else:
+                if s.legal[0, c] == 0:
+                    continue
+                faces[1] = -1
+                actions[1] = c
+                label = c
+            _copy_game(s, 0, 1)
+            advance_games(s, R, 1, 2, actions, faces, False, faces_out)
+            key = encode(s, R, K, 1)
+            reward = _reward(s, reward_mode)
+            if key == BAD_KEY or abs(reward) > 127:  # (a reward is a few captures' points at most)
+                return x, n, n_edges, x
+            h = _find(key, keys, table, mask)
+            j = table[h]
+            if j < 0:
+                j = n
+                keys[n] = key
+                table[h] = n
+                n += 1
+            edge_to[n_edges] = j
+            edge_label[n_edges] = label
+            edge_reward[n_edges] = reward
+            n_edges += 1
+        x += 1
+    edge_start[x] = n_edges
+    return x, n, n_edges, -1
+
+
+@dataclass
+class StateGraph:
+    """Every position reachable from the start of a set-up (state 0) and its transitions."""
+
+    engine: Engine  # the set-up's rules, with max_turns out of the way
+    layout: KeyLayout
+    reward_mode: int
+    keys: np.ndarray  # (n,) uint64, in the order found (breadth-first from the start)
+    edge_start: np.ndarray  # (n+1,) int64
+    edge_to: np.ndarray  # (E,) int32 target state
+    edge_label: np.ndarray  # (E,) int16 action of a decision, die face of a roll
+    edge_reward: np.ndarray  # (E,) int8 points booked (see the module docstring)
+
+    @property
+    def num_states(self) -> int:
+        return len(self.keys)
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.edge_to)
+
+    @property
+    def phases(self) -> np.ndarray:
+        return key_phases(self.keys)
+
+    @property
+    def players(self) -> np.ndarray:
+        return key_players(self.keys, self.layout)
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.keys, self.edge_start, self.edge_to, self.edge_label, self.edge_reward))
+
+    def edges(self, x: int) -> slice:
+        return slice(int(self.edge_start[x]), int(self.edge_start[x + 1]))
+
+    def scratch(self, batch: int) -> GameState:
+        """An empty batch of this set-up's games (for decoding keys)."""
+        r = self.engine.rules
+        return empty_state(batch, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+
+
+def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int, start: np.uint64,
+                progress=None) -> StateGraph:
+    """Enumerate the positions reachable from the position ``start`` (a key) of ``engine``'s
+    game. ``max_states``: SolveError when there are more; ``progress(states, expanded)`` is
+    called now and then."""
+    r = engine.rules
+    room = r.num_actions + len(FACES)
+    cap = 1 << 16
+    keys = np.zeros(cap, np.uint64)
+    edge_start = np.zeros(cap + 1, np.int64)
+    table = np.full(2 * cap, -1, np.int32)
+    edge_cap = 4 * cap
+    edge_to = np.zeros(edge_cap, np.int32)
+    edge_label = np.zeros(edge_cap, np.int16)
+    edge_reward = np.zeros(edge_cap, np.int8)
+    keys[0] = start
+    table[_find(keys[0], keys, table, len(table) - 1)] = 0
+    n, x, n_edges = 1, 0, 0
+    s = empty_state(2, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+    rules_fields = tuple(r)
+    while True:
+        x, n, n_edges, bad = _expand(tuple(s), rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label,
+                                     edge_reward, n_edges, reward_mode, np.full(2, -1, np.int64),
+                                     np.full(2, -1, np.int64), np.full(2, -1, np.int8))
+        if bad >= 0:
+            raise SolveError(f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout or the rewards "
+                             "cannot hold")
+        if progress is not None:
+            progress(n, x)
+        if x >= n:
+            break
+        if n + room > max_states:
+            raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
+                             "(fewer guests or rounds; or raise max_states where memory allows)")
+        # arrays grow by a quarter, in place where the system can (no second copy): the growth
+        # is zero-filled, so it is resident memory at once
+        if n + room > len(keys):
+            cap = len(keys) + len(keys) // 4
+            keys.resize(cap, refcheck=False)
+            edge_start.resize(cap + 1, refcheck=False)
+        if n + room > len(table) // 2:
+            table = np.full(2 * len(table), -1, np.int32)
+            _rehash(keys, n, table)
+        if n_edges + room > len(edge_to):
+            edge_cap = len(edge_to) + len(edge_to) // 4
+            for a in (edge_to, edge_label, edge_reward):
+                a.resize(edge_cap, refcheck=False)
+    del table
+    if n >= 2**31 - 1:
+        raise SolveError(f"{n:,} states do not fit the graph's 32-bit state numbers")
+    keys.resize(n, refcheck=False)
+    edge_start.resize(n + 1, refcheck=False)
+    for a in (edge_to, edge_label, edge_reward):
+        a.resize(n_edges, refcheck=False)
+    return StateGraph(engine=engine, layout=K, reward_mode=reward_mode, keys=keys, edge_start=edge_start,
+                      edge_to=edge_to, edge_label=edge_label, edge_reward=edge_reward)
+
+
+def terminal_outcomes(keys: np.ndarray) -> np.ndarray:
+    """Seat 0's result (0 loss, 1 tie, 2 win) kept in the key of a finished game (win objective)."""
+    return ((keys >> np.uint64(2)) & np.uint64(3)).astype(np.int8)
+
+
+__all__ = ["StateGraph", "build_graph", "SolveError", "FACES"]
