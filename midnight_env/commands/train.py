@@ -12,9 +12,11 @@ import importlib
 from midnight_env.commands.common import UsageError
 
 # --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
-ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3"}
+ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
+              "value": "midnight_env.training.value"}
 DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped models
-STEPS = {"native": "env steps", "maskable_ppo": "learner decisions"}  # what total_timesteps counts
+# what total_timesteps counts
+STEPS = {"native": "env steps", "maskable_ppo": "learner decisions", "value": "env steps"}
 
 
 def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITHM) -> None:
