@@ -78,7 +78,7 @@ class SearchAgent(Agent):
                    "expert, leaves valued by the expert's evaluation; the budget buys depth first "
                    "(search:budget=N positions per decision,turns=T at most)")
 
-    def __init__(self, budget: int = 1500, turns: int = 3, leaf: str = "move", **weights):
+    def __init__(self, budget: int = 1500, turns: int = 2, leaf: str = "move", **weights):
         if budget < 1 or turns < 1:
             raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
         if leaf not in ("move", "roll"):
