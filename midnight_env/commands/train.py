@@ -1,7 +1,8 @@
-"""``midnight train``: native batched PPO (the shipped models' algorithm) or MaskablePPO, from a YAML config.
+"""``midnight train``: native batched PPO, MaskablePPO or afterstate values, from a YAML config.
 
 ``--algo native`` runs :mod:`midnight_env.training.native`, ``--algo maskable_ppo``
-:mod:`midnight_env.training.sb3`; both take the same flags and write the same kind of run folder.
+:mod:`midnight_env.training.sb3`, ``--algo value`` :mod:`midnight_env.training.value`; all take
+the same flags and write the same kind of run folder.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
     p.add_argument("--algo", choices=list(ALGORITHMS), default=algo,
                    help="native: PPO on the batched VectorEnv, in self-play and against an opponent pool "
                         "(midnight_env.training.native; it trained the shipped models, configs/native-*.yaml); "
-                        "maskable_ppo: sb3-contrib's "
-                        f"MaskablePPO holding one seat (configs/sb3-*.yaml) (default: {algo})")
+                        "maskable_ppo: sb3-contrib's MaskablePPO holding one seat (configs/sb3-*.yaml); "
+                        "value: an afterstate value network by policy iteration in a league (it trained the "
+                        f"shipped value models, configs/value-*.yaml) (default: {algo})")
     p.add_argument("--config", metavar="FILE.yaml", help="training config (configs/*.yaml); defaults when omitted")
     p.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="set one config key, e.g. --override total_timesteps=200000 (repeatable; lists "
@@ -64,12 +66,15 @@ def config_from_args(args: argparse.Namespace):
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a policy (native PPO or MaskablePPO) from a YAML config",
+    p = sub.add_parser("train", help="train a policy (native PPO, MaskablePPO) or a value network from a YAML config",
                        description="Train a policy network against an opponent pool (heuristics and frozen "
-                                   "snapshots of itself). --algo native (default) is the batched PPO that "
-                                   "trained the shipped models; configs/native-*.yaml reproduce their settings. "
+                                   "snapshots of itself), or an afterstate value network in a league (--algo "
+                                   "value). --algo native (default) is the batched PPO that trained the shipped "
+                                   "PPO models; configs/native-*.yaml and configs/value-*.yaml reproduce the "
+                                   "shipped models' settings. "
                                    "Writes runs/<name>/: config.yaml, metrics.csv, evaluations, checkpoints/, "
-                                   "model.npz/.json (play it with --agents ppo:path=...), learning_curve.png. "
+                                   "model.npz/.json (play it with --agents ppo:path=... or value:path=...), "
+                                   "learning_curve.png. "
                                    "Needs the train extra (torch; maskable_ppo also stable-baselines3, "
                                    "sb3-contrib).")
     add_train_arguments(p)
