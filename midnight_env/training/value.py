@@ -110,6 +110,9 @@ class Args:
     """share of the records kept (a game's consecutive afterstates are much alike)"""
     explore: float = 0.05
     """share of the learner's decisions made uniformly at random among the legal ones"""
+    learner_budget: int = 0
+    """the learner's search budget while it plays the training games (0: its best afterstate, one
+    ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
     self_play: float = 0.6
     """probability that a seat is held by the learner (else by an agent drawn from the league)"""
     league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
@@ -353,8 +356,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
         # -- play --------------------------------------------------------------------------------
         t_play = time.process_time()
-        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=0), args.explore,
-                           explore_rng)
+        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget),
+                           args.explore, explore_rng)
         pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
         obs_parts, target_parts, steps = [], [], 0
         for lo in range(0, args.games_per_iteration, args.batch_games):
