@@ -51,7 +51,7 @@ def bench(engine: Engine, spec: str, batch: int, most: int, seed: int) -> tuple[
         if len(others):
             actions[others] = expert.act(Decisions(engine, state, others, rng, seeds))
         engine.step(state, actions, check=False)
-    return done / max(wall, 1e-9), done / max(cpu, 1e-9), done, float(state.over.mean())
+    return done / max(wall, 1e-9), done / max(cpu, 1e-9), done, float(state.done.mean())
 
 
 def main() -> None:
