@@ -35,8 +35,8 @@ NOTES = "## Notes"  # LEADERBOARD.md keeps everything from this heading on when 
 SETUPS = [(variant, players) for variant in ("midnight_party", "hidden_castle") for players in (2, 3, 4, 6)]
 FIELDS = ("full", "strong")
 DEFAULT_BUDGET = 1500  # search's default: the strong field holds it at 4x (and 16x with 6 players)
-# left out of the full field: OpenSpiel's MCTS in Python with random rollouts decides a handful of
-# moves per second (BENCHMARKS.md), days for a 1,000-game tournament
+# left out of the full field: OpenSpiel's MCTS in Python with random rollouts decides about two
+# moves per CPU-second (BENCHMARKS.md), hours of the machine for each 1,000-game tournament
 TOO_SLOW = ("openspiel_mcts",)
 
 
