@@ -9,9 +9,10 @@ from midnight_agents.optimal import OptimalAgent
 from midnight_agents.ppo import SHIPPED_AGENTS, PPOAgent
 from midnight_agents.search import SearchAgent
 from midnight_agents.simple import CowardAgent, GreenHunterAgent, PlacerAgent, RandomAgent, RunnerAgent
+from midnight_agents.value import SHIPPED_VALUE_AGENTS, ValueAgent
 from midnight_env.registry import AgentInfo
 
 BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
-                              SearchAgent, PPOAgent, OptimalAgent)] + SHIPPED_AGENTS + [
+                              SearchAgent, PPOAgent, OptimalAgent, ValueAgent)] + SHIPPED_AGENTS + SHIPPED_VALUE_AGENTS + [
     AgentInfo(MCTSAgent.name, MCTSAgent, MCTSAgent.description)]  # needs the openspiel extra

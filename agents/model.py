@@ -1,14 +1,21 @@
 """The model format: a small MLP stored as ``NAME.npz`` (weights) + ``NAME.json`` (metadata).
 
 Every trainer writes models through :func:`save_model` and every player reads them through
-:class:`PolicyModel`; nothing else knows the files. The forward pass is numpy only, so playing a
-model needs neither torch nor stable-baselines3.
+:class:`PolicyModel` or :class:`ValueModel` (:func:`load_model` tells them apart); nothing else
+knows the files. The forward pass is numpy only, so playing a model needs neither torch nor
+stable-baselines3.
 
-Network, as the weight names in the ``.npz`` say (``W`` stored as torch does, ``(out, in)``)::
+Two kinds, named by the metadata's ``format``. A **policy** (``midnight-ppo/1``), as the weight
+names in the ``.npz`` say (``W`` stored as torch does, ``(out, in)``)::
 
     h = act(shared.0(obs)) ... act(shared.k(...))          shared trunk (may be empty)
     logits = policy.m(act(... act(policy.0(h))))           last layer linear, A outputs
     value  = value.m(act(... act(value.0(h))))             last layer linear, 1 output
+
+An **afterstate value** (``midnight-value/1``): ``value.m(act(... act(value.0(obs))))``, last
+layer linear with N outputs, read at the position right after a player's decision, seen by that
+player: the spooky points each player (that player first, then clockwise) will still book until
+the game ends, divided by the metadata's ``points_scale``.
 
 Metadata (``.json``): ``format``, ``variant``, ``num_players``, ``num_actions``,
 ``observation_size``, ``observation_layout`` (a fingerprint of every observation index's name
@@ -27,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
-MODEL_FORMAT = "midnight-ppo/1"
+MODEL_FORMAT = "midnight-ppo/1"  # a policy network (and its PPO value head)
+VALUE_FORMAT = "midnight-value/1"  # an afterstate value network: every player's points still to come
+FORMATS = (MODEL_FORMAT, VALUE_FORMAT)
 ACTIVATIONS = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0, out=x),
@@ -83,46 +92,28 @@ def save_model(path: str | Path, weights: dict[str, np.ndarray], meta: dict[str,
     return npz, js
 
 
-class PolicyModel:
-    """A model's network (numpy forward pass) and the metadata it was saved with."""
+class Model:
+    """A model file's network (numpy forward pass) and the metadata it was saved with."""
+
+    format = ""
+    parts: tuple[str, ...] = ()
 
     def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], source: str = "<memory>"):
         self.source = source
         self.meta = meta
-        if meta.get("format", MODEL_FORMAT) != MODEL_FORMAT:
-            raise ModelError(f"model {source} has format {meta.get('format')!r}: this version reads {MODEL_FORMAT!r}")
+        if meta.get("format", self.format) != self.format:
+            raise ModelError(f"model {source} has format {meta.get('format')!r}: this reader takes {self.format!r}")
         act = meta.get("activation", "tanh")
         if act not in ACTIVATIONS:
             raise ModelError(f"model {source}: activation {act!r} is not one of {', '.join(ACTIVATIONS)}")
         self.activation = ACTIVATIONS[act]
-        self.layers = {part: self._stack(arrays, part) for part in ("shared", "policy", "value")}
-        if not self.layers["policy"] or not self.layers["value"]:
-            raise ModelError(f"model {source} has no policy.0 or value.0 layer")
-        first = self.layers["shared"] or self.layers["policy"]
-        width, outputs = first[0][0].shape[0], self.layers["policy"][-1][0].shape[1]
-        if width != meta.get("observation_size") or outputs != meta.get("num_actions"):
-            raise ModelError(f"model {source}: its network reads {width} inputs and scores {outputs} actions, "
-                             f"its metadata says {meta.get('observation_size')} and {meta.get('num_actions')}")
+        self.layers = {part: self._stack(arrays, part) for part in self.parts}
         self._checked: set[int] = set()
 
     @classmethod
-    def load(cls, path: str | Path) -> PolicyModel:
+    def load(cls, path: str | Path):
         """Read ``path`` (``NAME.npz``, ``NAME.json`` or ``NAME``); ModelError names a missing or bad file."""
-        npz, js = model_paths(path)
-        for p in (npz, js):
-            if not p.is_file():
-                raise ModelError(f"model file {p} does not exist (a model is NAME.npz with NAME.json beside it)")
-        try:
-            meta = json.loads(js.read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise ModelError(f"model file {js} is not readable JSON: {err}") from None
-        if not isinstance(meta, dict):
-            raise ModelError(f"model file {js} does not hold a JSON object")
-        try:
-            with np.load(npz) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as err:
-            raise ModelError(f"model file {npz} is not a readable .npz: {err}") from None
+        arrays, meta, npz, js = read_model_files(path)
         model = cls(arrays, meta, source=str(npz))
         model.npz_path, model.json_path = npz, js
         return model
@@ -167,23 +158,97 @@ class PolicyModel:
                 x = self.activation(x)
         return x
 
+
+class PolicyModel(Model):
+    """A policy network: logits over every action (and PPO's value head)."""
+
+    format = MODEL_FORMAT
+    parts = ("shared", "policy", "value")
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], source: str = "<memory>"):
+        super().__init__(arrays, meta, source)
+        if not self.layers["policy"] or not self.layers["value"]:
+            raise ModelError(f"model {source} has no policy.0 or value.0 layer")
+        first = self.layers["shared"] or self.layers["policy"]
+        width, outputs = first[0][0].shape[0], self.layers["policy"][-1][0].shape[1]
+        if width != meta.get("observation_size") or outputs != meta.get("num_actions"):
+            raise ModelError(f"model {source}: its network reads {width} inputs and scores {outputs} actions, "
+                             f"its metadata says {meta.get('observation_size')} and {meta.get('num_actions')}")
+
     def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(logits (n, A), values (n,)) for observations (n, D)."""
-        h = np.asarray(obs, np.float32)
-        for w, b in self.layers["shared"]:
-            h = h @ w
-            h += b
-            h = self.activation(h)
+        h = self._trunk(obs)
         return self._mlp(h, self.layers["policy"]), self._mlp(h, self.layers["value"])[:, 0]
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
+        return self._mlp(self._trunk(obs), self.layers["policy"])
+
+    def _trunk(self, obs: np.ndarray) -> np.ndarray:
         h = np.asarray(obs, np.float32)
         for w, b in self.layers["shared"]:
             h = h @ w
             h += b
             h = self.activation(h)
-        return self._mlp(h, self.layers["policy"])
+        return h
 
 
-__all__ = ["MODEL_FORMAT", "ModelError", "PolicyModel", "save_model", "model_meta", "model_paths",
-           "engine_description", "observation_fingerprint"]
+class ValueModel(Model):
+    """An afterstate value network: the points every player will still book, seen by the player
+    who has just decided (that player first, then clockwise)."""
+
+    format = VALUE_FORMAT
+    parts = ("value",)
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], source: str = "<memory>"):
+        super().__init__(arrays, meta, source)
+        if not self.layers["value"]:
+            raise ModelError(f"model {source} has no value.0 layer")
+        width, outputs = self.layers["value"][0][0].shape[0], self.layers["value"][-1][0].shape[1]
+        if width != meta.get("observation_size") or outputs != meta.get("num_players"):
+            raise ModelError(f"model {source}: its network reads {width} inputs and judges {outputs} players, "
+                             f"its metadata says {meta.get('observation_size')} and {meta.get('num_players')}")
+        scale = meta.get("points_scale")
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+            raise ModelError(f"model {source}: points_scale {scale!r} is not allowed: allowed are numbers > 0")
+        self.points_scale = float(scale)
+
+    def points_to_come(self, obs: np.ndarray) -> np.ndarray:
+        """(n, N) points each player will still book, for afterstate observations (n, D)."""
+        return self._mlp(np.asarray(obs, np.float32), self.layers["value"]) * np.float32(self.points_scale)
+
+
+def read_model_files(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any], Path, Path]:
+    """(arrays, metadata, .npz path, .json path) of a model; ModelError names a missing or bad file."""
+    npz, js = model_paths(path)
+    for p in (npz, js):
+        if not p.is_file():
+            raise ModelError(f"model file {p} does not exist (a model is NAME.npz with NAME.json beside it)")
+    try:
+        meta = json.loads(js.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ModelError(f"model file {js} is not readable JSON: {err}") from None
+    if not isinstance(meta, dict):
+        raise ModelError(f"model file {js} does not hold a JSON object")
+    try:
+        with np.load(npz) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as err:
+        raise ModelError(f"model file {npz} is not a readable .npz: {err}") from None
+    return arrays, meta, npz, js
+
+
+def load_model(path: str | Path) -> Model:
+    """A :class:`PolicyModel` or :class:`ValueModel`, as the file's ``format`` says."""
+    arrays, meta, npz, js = read_model_files(path)
+    kinds = {cls.format: cls for cls in (PolicyModel, ValueModel)}
+    cls = kinds.get(meta.get("format", MODEL_FORMAT))
+    if cls is None:
+        raise ModelError(f"model {npz} has format {meta.get('format')!r}: allowed are {', '.join(FORMATS)}")
+    model = cls(arrays, meta, source=str(npz))
+    model.npz_path, model.json_path = npz, js
+    return model
+
+
+__all__ = ["MODEL_FORMAT", "VALUE_FORMAT", "FORMATS", "ModelError", "Model", "PolicyModel", "ValueModel",
+           "load_model", "read_model_files", "save_model", "model_meta", "model_paths", "engine_description",
+           "observation_fingerprint"]

@@ -66,15 +66,15 @@ class PPOAgent(Agent):
         return masked_choice(logits, decisions.legal, decisions.uniforms() if self.sample else None)
 
 
-def shipped_models() -> list[tuple[str, Path, dict]]:
-    """(name, stem path, metadata) of every model in ``models/`` beside this module."""
+def shipped_models(formats: tuple[str, ...] = (MODEL_FORMAT,)) -> list[tuple[str, Path, dict]]:
+    """(name, stem path, metadata) of every model of ``formats`` in ``models/`` beside this module."""
     found = []
     for js in sorted(MODELS_DIR.glob("*.json")):
         try:
             meta = json.loads(js.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if meta.get("format") == MODEL_FORMAT:
+        if meta.get("format") in formats:
             found.append((js.stem, js.with_suffix(""), meta))
     return found
 

@@ -4,24 +4,35 @@ The tree of a deciding game alternates:
 
 - **its own decisions** (max): one child per legal move;
 - **chance nodes**: someone is to roll; one child per die face, applied with
-  ``Engine.apply_roll`` to copies of the position. The searching player's own rolls branch on
-  all five outcomes with their real odds (1, 2, 4, 5: 1/6 each, Hugo: 1/3, from
-  ``Engine.chance_outcomes``). The other players' rolls branch on Hugo (1/3) and on ``k`` of the
-  four numbers (2/3 shared among them): all four (exact) when the budget allows, otherwise
-  ``k`` drawn per node with common random numbers, so that every move of the root is judged
-  against the same dice. When even Hugo and one number do not fit (``k = 0``), each move is
-  followed through as many sampled dice sequences as the budget allows (one face per roll,
-  drawn with the die's odds; the same sequences for every move) and its values averaged;
+  ``Engine.apply_roll`` to copies of the position. The searching player's first roll branches
+  on all five outcomes with their real odds (1, 2, 4, 5: 1/6 each, Hugo: 1/3, from
+  ``Engine.chance_outcomes``), its later rolls too when the budget allows, else on one face
+  drawn with the die's odds. The other players' rolls branch on Hugo (1/3) and on ``k`` of the
+  four numbers (2/3 shared among them): all four when the budget allows, otherwise ``k`` drawn
+  per node with common random numbers, so that every move of the root is judged against the
+  same dice. With ``k = 0`` each of their rolls is one drawn face, and each root move is
+  followed through as many sampled dice sequences as the budget allows (the same sequences for
+  every move), its values averaged;
 - the other players' decisions are the ``expert``'s (an opponent model: the tree does not
   branch on them); a classic round end, where guests are placed again, ends a branch.
 
-Every leaf is a position right after the searching player's own move on its ``turns``-th next
-roll (``leaf=move``, the default: the kind of position the expert judges) or where it is about
-to roll (``leaf=roll``), a classic round end or a finished game, valued by the expert's
-evaluation (``midnight_agents.evaluation``) from its point of view. Leaves of one phase keep the
-comparison between moves fair, which mixing depths would not: the evaluation is only roughly
-consistent from one roll to the next. The budget (positions per decision) picks the largest
-``k`` whose tree fits (at least ``k = 0``).
+Every leaf is a position right after the searching player's own move on its ``T``-th next roll
+(``leaf=move``, the default: the kind of position the expert judges) or where it is about to
+roll for the ``T``-th time (``leaf=roll``), a classic round end or a finished game, valued by the
+expert's evaluation (``midnight_agents.evaluation``) from its point of view. Leaves of one phase
+keep the comparison between moves fair, which mixing depths would not: the evaluation is only
+roughly consistent from one roll to the next.
+
+The budget counts positions per decision, the ones the expert looks at when it plays the
+others included (:meth:`SearchAgent.tree_size`), and buys **depth first**: ``T`` is the most own
+turns (up to ``turns``) whose cheapest tree fits, then what is left buys exact own rolls, more
+numbers per other player's roll, or more sampled sequences (:meth:`SearchAgent.plan`). Until
+depth came first, four times the budget bought only more exact chance nodes at the same depth,
+and almost no strength; measurements in BENCHMARKS.md.
+
+The game knowledge sits in three methods (:meth:`SearchAgent.judge` values leaves,
+:meth:`SearchAgent.reply` plays the others, :meth:`SearchAgent.choose` places guests): the
+expert's here, a trained value network's in :mod:`midnight_agents.value`.
 
 All games of a batch are searched together, level by level, with one engine call per level; a
 game's tree depends on its own position and random draw only, so it plays the same whatever
@@ -29,6 +40,8 @@ batch it is in.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,12 +73,12 @@ def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: We
 
 class SearchAgent(Agent):
     name = "search"
-    description = ("expectimax over the die through its own next turn: its moves maximised, chance nodes "
-                   "with the die's real odds (own rolls: all five outcomes; others' rolls: Hugo and as many of "
-                   "the numbers as the budget allows, common random numbers), the others modelled by the "
-                   "expert, leaves valued by the expert's evaluation (search:budget=N positions,turns=T)")
+    description = ("expectimax over the die through its next turns: its moves maximised, chance nodes "
+                   "with the die's real odds or sampled with common random numbers, the others modelled by the "
+                   "expert, leaves valued by the expert's evaluation; the budget buys depth first "
+                   "(search:budget=N positions per decision,turns=T at most)")
 
-    def __init__(self, budget: int = 1000, turns: int = 1, leaf: str = "move", **weights):
+    def __init__(self, budget: int = 1500, turns: int = 2, leaf: str = "move", **weights):
         if budget < 1 or turns < 1:
             raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
         if leaf not in ("move", "roll"):
@@ -82,7 +95,7 @@ class SearchAgent(Agent):
         out = np.empty(len(games), np.int64)
         placing = decisions.placing
         if placing.any():
-            out[placing] = greedy_choices(engine, state, games[placing], draws[placing], self.weights)
+            out[placing] = self.choose(engine, state, games[placing], draws[placing])
         forced = ~placing & (decisions.legal.sum(axis=1) == 1)
         if forced.any():  # one legal move: nothing to search
             out[forced] = np.argmax(decisions.legal[forced], axis=1)
@@ -91,22 +104,62 @@ class SearchAgent(Agent):
             out[moving] = self.search(engine, state, games[moving], draws[moving])
         return out
 
-    def numbers_per_roll(self, children: np.ndarray, num_players: int) -> np.ndarray:
-        """k per game: the most numbers per other player's roll whose tree fits the budget (0: not
-        even Hugo and one number fit, so each of the others' rolls is one face drawn with the die's
-        odds, the same for every root move)."""
+    # -- what the tree asks of the game's knowledge: here the expert's; a learned value's in
+    # midnight_agents.value -------------------------------------------------------------------
+    def judge(self, engine: Engine, state: GameState, who: np.ndarray) -> np.ndarray:
+        """Value of every position of ``state`` (a leaf) for seat ``who[j]`` (higher is better)."""
+        return evaluate(engine, state, who, self.weights)
+
+    def reply(self, engine: Engine, state: GameState, games: np.ndarray) -> None:
+        """Another player's move in each of ``state``'s games ``games`` (at MOVE), applied in place."""
+        play_expert(engine, state, games, self.weights)
+
+    def choose(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """The choice of a decision the tree does not search (placing a guest)."""
+        return greedy_choices(engine, state, games, draws, self.weights)
+
+    def plan(self, children: np.ndarray, num_players: int) -> Plan:
+        """How each game spends the budget (positions searched or judged per decision).
+
+        Depth first: the most own turns (up to ``turns``) whose cheapest tree fits (one sampled
+        dice sequence per move; the searcher's rolls after its first one sampled too). Then, in
+        this order, what still fits: every face of the searcher's later rolls, the most numbers
+        per other player's roll (Hugo and k of the four; all four makes the tree exact), and
+        with none of them, more sampled sequences per move. Depth comes first because it pays
+        most (measured in BENCHMARKS.md)."""
+        depth = np.ones(len(children), np.int64)
+        for t in range(2, self.turns + 1):
+            depth = np.where(self.tree_size(children, num_players, t, 0, False) <= self.budget, t, depth)
+        own_exact = self.tree_size(children, num_players, depth, 0, True) <= self.budget
         k = np.zeros(len(children), np.int64)
         for cand in (1, 2, 3, 4):
-            own_turns = self.turns if self.leaf == "move" else self.turns - 1
-            size = children * (1 + cand) ** max(num_players - 1, 0) * OWN_ROLL_POSITIONS ** own_turns
-            k = np.where(size <= self.budget, cand, k)
-        return k
+            k = np.where(self.tree_size(children, num_players, depth, cand, own_exact) <= self.budget, cand, k)
+        size = self.tree_size(children, num_players, depth, 0, own_exact)
+        samples = np.where(k == 0, np.maximum(1, self.budget // np.maximum(size, 1)), 1).astype(np.int64)
+        return Plan(depth, k, samples, own_exact)
 
-    def samples_per_move(self, children: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """Dice sequences followed per root move: 1, or with k = 0 as many as the budget allows."""
-        own_turns = self.turns if self.leaf == "move" else self.turns - 1
-        size = children * OWN_ROLL_POSITIONS ** own_turns
-        return np.where(k > 0, 1, np.maximum(1, self.budget // np.maximum(size, 1))).astype(np.int64)
+    def tree_size(self, children, num_players: int, turns, k, own_exact) -> np.ndarray:
+        """Positions searched or judged below ``children`` root moves through ``turns`` own turns:
+        each other player's roll branches on Hugo and ``k`` numbers (k = 0: one sampled face)
+        and its numbers cost the expert's look at about six moves each; the searcher's first
+        roll branches on all five outcomes, its later rolls too (``own_exact``) or on one face."""
+        children, turns, k, own_exact = np.broadcast_arrays(np.asarray(children, np.float64), turns, k, own_exact)
+        expert = OWN_MOVE_POSITIONS
+        other_roll = np.where(k > 0, 1.0 + k * (1.0 + expert), 1.0 + NUMBER_PROBABILITY * expert)
+        branch = np.where(k > 0, 1.0 + k, 1.0)
+        later = np.where(own_exact, OWN_ROLL_POSITIONS, OWN_MOVE_POSITIONS)
+        nodes = np.ones(children.shape)
+        size = np.zeros(children.shape)
+        for t in range(int(np.max(turns, initial=1))):  # floats: deep exact trees overflow int64
+            on = t < turns
+            for _ in range(num_players - 1):
+                size += np.where(on, nodes * other_roll, 0.0)
+                nodes = np.where(on, nodes * branch, nodes)
+            own = on & ((t < turns - 1) | (self.leaf == "move"))  # leaf=roll: the last roll is a leaf
+            width = OWN_ROLL_POSITIONS if t == 0 else later
+            size += np.where(own, nodes * width, 0.0)
+            nodes = np.where(own, nodes * width, nodes)
+        return children * size
 
     # ------------------------------------------------------------------------------------------
     def search(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray,
@@ -116,8 +169,8 @@ class SearchAgent(Agent):
         me = state.player[games].astype(np.int64)
         root = expand(engine, state, games)
         children = np.diff(root.start)
-        k = self.numbers_per_roll(children, engine.num_players)
-        samples = self.samples_per_move(children, k)
+        plan = self.plan(children, engine.num_players)
+        k, samples = plan.numbers, plan.samples
         crn = (draws * (1 << 40)).astype(np.int64)  # per-game seed of the sampled numbers
 
         # with k = 0, every root move is followed through `samples` sampled dice sequences (the
@@ -130,13 +183,13 @@ class SearchAgent(Agent):
         # still to search, path code (the same for every root move: common random numbers)
         st = root.state.take(replica) if len(replica) != len(root.parent) else root.state
         g = root.parent[replica]
-        turns = np.full(len(g), self.turns, np.int64)
+        turns = plan.turns[g]
         code = sequence.astype(np.uint64)
         levels = []  # per level: positions, game, parent max node, expanded nodes, and per max node
         #              below them its face's probability and its chance node
         parent_max = replica
         # a cap on the levels: a classic round end can let the others roll more than once
-        max_level = (self.turns + 1) * (2 * engine.num_players + 1)
+        max_level = (int(plan.turns.max(initial=1)) + 1) * (2 * engine.num_players + 1)
         level = -1
         while True:
             level += 1
@@ -150,12 +203,15 @@ class SearchAgent(Agent):
             if len(pick) == 0:
                 break
             mine = roller_me[pick]
-            # faces of every expanded node: own rolls all five, others Hugo + k sampled numbers
-            nfaces = np.where(mine, 5, 1 + k[g[pick]])
+            # faces of every expanded node: own rolls all five (after the first one: one sampled
+            # face unless the tree is exact), others Hugo + k numbers or one sampled face
+            later = mine & (turns[pick] < plan.turns[g[pick]]) & ~plan.own_exact[g[pick]]
+            nfaces = np.where(mine, np.where(later, 1, 5), 1 + k[g[pick]])
             node = np.repeat(pick, nfaces)
             slot = np.arange(len(node)) - np.repeat(np.cumsum(nfaces) - nfaces, nfaces)
-            face, prob = _faces(slot, mine[np.repeat(np.arange(len(pick)), nfaces)], k[g[node]],
-                                _mix(crn[g[node]], level, code[node]))
+            of_node = np.repeat(np.arange(len(pick)), nfaces)
+            face, prob = _faces(slot, mine[of_node], np.where(later[of_node], 0, k[g[node]]),
+                                _mix(crn[g[node]], level, code[node]), later[of_node])
             child = st.take(node)
             engine.apply_roll(child, face)
             m_game = g[node]
@@ -165,7 +221,7 @@ class SearchAgent(Agent):
             own = (child.phase == MOVE) & (child.player == me[m_game])
             other = np.flatnonzero((child.phase == MOVE) & ~own)
             if len(other):  # the others' moves: the expert's choice, no branching
-                play_expert(engine, child, other, self.weights)
+                self.reply(engine, child, other)
             single = np.flatnonzero(~own)  # one chance child: the position itself
             mine_max = np.flatnonzero(own)
             parts_state, parts_parent = [child.take(single)], [single]
@@ -190,7 +246,7 @@ class SearchAgent(Agent):
             leaf[pick] = False
             if leaf.any():
                 idx = np.flatnonzero(leaf)
-                values[idx] = evaluate(engine, st.take(idx), me[g[idx]], self.weights)
+                values[idx] = self.judge(engine, st.take(idx), me[g[idx]])
             if len(pick):
                 values[pick] = np.bincount(node, weights=prob * below, minlength=st.batch_size)[pick]
             if level > 0:
@@ -205,6 +261,16 @@ class SearchAgent(Agent):
 
 
 OWN_ROLL_POSITIONS = 24  # about four numbers times six moves: positions one own roll adds
+OWN_MOVE_POSITIONS = 6  # about six moves: positions one sampled own roll adds
+
+
+class Plan(NamedTuple):
+    """How a decision's search spends its budget (one entry per game)."""
+
+    turns: np.ndarray  # own turns searched
+    numbers: np.ndarray  # numbers branched on per other player's roll (0: one sampled face)
+    samples: np.ndarray  # sampled dice sequences per root move (1 when k >= 1)
+    own_exact: np.ndarray  # the searcher's rolls after its first one branch on all five outcomes
 _OWN_FACES = np.array([face for face, _ in CHANCE_OUTCOMES], np.int64)  # the die's five outcomes
 _OWN_PROBS = np.array([prob for _, prob in CHANCE_OUTCOMES])
 _NUMBERS = np.array(NUMBERS, np.int64)
@@ -219,9 +285,11 @@ def _mix(seed: np.ndarray, level: int, code: np.ndarray) -> np.ndarray:
     return mix64(z)
 
 
-def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Face and probability of outcome ``slot`` of each chance node: own rolls all five outcomes;
-    the others' rolls Hugo (slot 0) then ``k`` of the numbers in an order drawn from ``h``."""
+def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray,
+           own_sampled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Face and probability of outcome ``slot`` of each chance node: own rolls all five outcomes
+    (``own_sampled``: one face drawn from ``h``); the others' rolls Hugo (slot 0) then ``k`` of
+    the numbers in an order drawn from ``h`` (k = 0: one face drawn from ``h``)."""
     keys = _mix(h[:, None] + np.arange(4, dtype=np.uint64)[None, :], 0, np.zeros((len(h), 4), np.int64))
     order = np.argsort(keys, axis=1)
     sampled = _NUMBERS[order[np.arange(len(h)), np.clip(slot - 1, 0, 3)]]
@@ -232,5 +300,6 @@ def _faces(slot: np.ndarray, own: np.ndarray, k: np.ndarray, h: np.ndarray) -> t
     other_face = np.where(k == 0, drawn, other_face)
     other_prob = np.where(k == 0, 1.0, other_prob)
     own_slot = np.clip(slot, 0, 4)
+    own = own & ~own_sampled  # a sampled own roll is drawn like the others' (k = 0)
     return (np.where(own, _OWN_FACES[own_slot], other_face),
             np.where(own, _OWN_PROBS[own_slot], other_prob))

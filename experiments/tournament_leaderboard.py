@@ -1,11 +1,19 @@
-"""Published leaderboard: every built-in agent, both variants, 2, 4 and 6 players, 2,000+ games each.
+"""Published leaderboard: both variants at 2, 3, 4 and 6 players, each in two 1,000-game tournaments.
 
-Runs ``midnight tournament`` once per configuration (as a sub-process: the command written
-into LEADERBOARD.md is exactly the one that ran), ``--jobs`` at a time, with databases, logs and
+For every set-up, the **full field** (every agent of ``midnight agents`` that can play it without
+options: the default tournament's agents plus the trained ones; not ``openspiel_mcts``, too slow,
+see ``TOO_SLOW``) and the **strong
+field** (the set-up's trained champion, ``search``, ``search`` at 4x its default budget,
+``expert`` and the previous trained champion where there is one; with 6 players, whose
+tournaments need 6 agents, also ``search`` at 16x and the champion playing one ply).
+
+Runs ``midnight tournament`` once per tournament (as a sub-process: the command written into
+LEADERBOARD.md is exactly the one that ran), ``--jobs`` at a time, with databases, logs and
 per-run leaderboards under ``--out``; then writes LEADERBOARD.md from the databases. Rerunning
 resumes unfinished runs (``--resume``) and re-plays nothing already stored.
 
     python experiments/tournament_leaderboard.py --out results/leaderboard --jobs 2
+    python experiments/tournament_leaderboard.py --out results/leaderboard --only midnight_party-4p
     python experiments/tournament_leaderboard.py --out results/leaderboard --write-only
 """
 
@@ -24,18 +32,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the repository: LEADERBOARD.md goes here
 
 NOTES = "## Notes"  # LEADERBOARD.md keeps everything from this heading on when it is rewritten
-CONFIGS = [("midnight_party", 2), ("midnight_party", 4), ("midnight_party", 6),
-           ("hidden_castle", 2), ("hidden_castle", 4), ("hidden_castle", 6)]
+SETUPS = [(variant, players) for variant in ("midnight_party", "hidden_castle") for players in (2, 3, 4, 6)]
+FIELDS = ("full", "strong")
+DEFAULT_BUDGET = 1500  # search's default: the strong field holds it at 4x (and 16x with 6 players)
+# left out of the full field: OpenSpiel's MCTS in Python with random rollouts decides about two
+# moves per CPU-second (BENCHMARKS.md), hours of the machine for each 1,000-game tournament
+TOO_SLOW = ("openspiel_mcts",)
 
 
 @dataclass
 class Args:
     out: str = "results/leaderboard"  # databases, logs and per-run leaderboard files
     jobs: int = 2  # tournaments run at once
-    min_games: int = 2000  # at least this many games, rounded up to complete schedule cycles
+    min_games: int = 1000  # at least this many games, rounded up to complete schedule cycles
     seed: int = 2024  # tournament seed of every run
     batch_size: int = 256  # games per batch (and per database transaction)
+    only: str = ""  # comma-separated set-ups (midnight_party-4p) or tournaments (midnight_party-4p-strong)
     write_only: bool = False  # only write LEADERBOARD.md from the databases
+
+
+def champion(variant: str, players: int) -> str:
+    return f"value-{variant}-{players}p"
+
+
+def previous_champion(variant: str, players: int) -> list[str]:
+    from midnight_env.registry import list_agents
+
+    name = f"ppo-{variant}-{players}p"
+    return [name] if name in dict(list_agents()) else []
 
 
 def games_for(players: int, agents: int, minimum: int) -> int:
@@ -44,50 +68,104 @@ def games_for(players: int, agents: int, minimum: int) -> int:
     return cycle * math.ceil(minimum / cycle)
 
 
-def agents_for(variant: str, players: int) -> list[str]:
-    """Every registered agent that can play this game (trained models only fit their own)."""
-    from midnight_env.tournament import default_agents
+def agents_for(variant: str, players: int, field: str) -> list[str]:
+    """The agents of one tournament (see the module doc)."""
+    from midnight_env.engine import Engine
+    from midnight_env.registry import AgentError, list_agents, make_agent
+    from midnight_env.tournament.config import fit_error
 
-    return default_agents(variant, players)
+    if field == "strong":
+        agents = [champion(variant, players), "search", f"search:budget={4 * DEFAULT_BUDGET}", "expert",
+                  *previous_champion(variant, players)]
+        if players == 6:
+            agents += [f"search:budget={16 * DEFAULT_BUDGET}", f"{champion(variant, players)}:budget=0"]
+        return agents
+    engine = Engine(variant, players)
+    names = []
+    for name, _ in list_agents():
+        if name in TOO_SLOW:
+            continue
+        try:
+            agent = make_agent(name)
+        except (AgentError, ValueError, OSError):
+            continue  # needs options (a model file)
+        if fit_error(agent, engine) is None:
+            names.append(name)
+    return names
 
 
-def command(variant: str, players: int, args: Args) -> list[str]:
-    db = Path(args.out) / f"{variant}-{players}p.sqlite"
-    agents = agents_for(variant, players)
+def tournaments(args: Args) -> list[tuple[str, int, str]]:
+    wanted = {w for w in args.only.split(",") if w}
+    out = []
+    for variant, players in SETUPS:
+        for field in FIELDS:
+            setup = f"{variant}-{players}p"
+            if not wanted or setup in wanted or f"{setup}-{field}" in wanted:
+                out.append((variant, players, field))
+    return out
+
+
+def command(variant: str, players: int, field: str, args: Args) -> list[str]:
+    db = Path(args.out) / f"{variant}-{players}p-{field}.sqlite"
+    agents = agents_for(variant, players, field)
     return ["midnight", "tournament", "--variant", variant, "--players", str(players), "--agents", ",".join(agents),
             "--games", str(games_for(players, len(agents), args.min_games)), "--seed", str(args.seed),
             "--batch-size", str(args.batch_size), "--db", str(db), "--out", str(Path(args.out)), "--no-progress"]
 
 
-def run_one(variant: str, players: int, args: Args) -> tuple[str, float, int]:
-    cmd = command(variant, players, args)
-    log = Path(args.out) / f"{variant}-{players}p.log"
+def run_one(variant: str, players: int, field: str, args: Args) -> tuple[str, float, int]:
+    cmd = command(variant, players, field, args)
+    log = Path(args.out) / f"{variant}-{players}p-{field}.log"
     start = time.time()
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"$ {shlex.join(cmd)} --resume\n")
         f.flush()
         code = subprocess.run([sys.executable, "-m", "midnight_env.cli", *cmd[1:], "--resume"], cwd=ROOT,
                               stdout=f, stderr=subprocess.STDOUT).returncode
-    return f"{variant}-{players}p", time.time() - start, code
+    return f"{variant}-{players}p-{field}", time.time() - start, code
+
+
+def verdict(standings, champ: str) -> str:
+    """Where the champion stands by mean points: first with its interval clear of every other's, or not."""
+    by_points = sorted(standings, key=lambda s: s.mean_points)
+    best, rest = by_points[0], by_points[1:]
+    mine = next((s for s in standings if s.agent == champ), None)
+    if mine is None:
+        return f"`{champ}` did not play."
+    runner_up = rest[0] if best.agent == champ else best
+    interval = f"{mine.mean_points:.2f} ± {mine.points_ci:.2f}"
+    other = f"`{runner_up.agent}` {runner_up.mean_points:.2f} ± {runner_up.points_ci:.2f}"
+    if best.agent != champ:
+        return f"**Not first**: `{champ}` {interval} points; best {other}."
+    clear = all(mine.mean_points + mine.points_ci < s.mean_points - s.points_ci for s in rest)
+    return (f"**First, interval clear of every other agent's**: `{champ}` {interval} points, next best {other}."
+            if clear else f"**First, but its interval overlaps**: `{champ}` {interval} points, next best {other}.")
 
 
 def write_markdown(args: Args) -> Path:
     from midnight_env.tournament import ResultStore, leaderboard, make_tournament_config, markdown_table
 
     lines = ["# Leaderboard", "",
-             "Every agent of `midnight agents` that can play the game (the trained ones fit only the game they were "
-             "trained for) in balanced tournaments: deals of seat-rotated copies "
-             "sharing one game seed (identical dice), every agent on every seat equally often and meeting every "
-             "other equally often (complete cycles of all agent sets). Rating: openskill Plackett-Luce on "
-             "finishing orders (mean ± 1.96 sigma); points: mean spooky points (fewer is better) with a 95 % "
-             "interval clustered by deal; win rate counts shared wins.", "",
+             "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
+             "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
+             "can play the game (the trained ones fit only the game they were trained for), and the **strong "
+             "field**: the set-up's trained champion `value-<variant>-<N>p`, `search` at its default budget and "
+             f"at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous trained champion where "
+             f"there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so there also "
+             f"`search:budget={16 * DEFAULT_BUDGET}` and the champion playing one ply (`:budget=0`). "
+             "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
+             "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "
+             "with a 95 % interval clustered by deal; the verdict under each table reads them. Rating: openskill "
+             "Plackett-Luce on finishing orders (mean ± 1.96 sigma; the rank column sorts by it, mu - 3 sigma); "
+             "win rate counts shared wins.", "",
              f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which "
              "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
-    for variant, players in CONFIGS:
-        cmd = command(variant, players, args)
+    for variant, players, field in tournaments(Args(out=args.out, seed=args.seed, min_games=args.min_games,
+                                                    batch_size=args.batch_size)):
+        cmd = command(variant, players, field, args)
         config = make_tournament_config(variant, players, cmd[cmd.index("--agents") + 1], args.seed)
         db = Path(cmd[cmd.index("--db") + 1])
-        lines.append(f"## {variant}, {players} players")
+        lines.append(f"## {variant}, {players} players, {field} field")
         lines.append("")
         if not db.exists():
             lines += ["(not run yet)", ""]
@@ -99,12 +177,15 @@ def write_markdown(args: Args) -> Path:
                                         "WHERE config_hash = ?", (config.key,)).fetchone()
         finally:
             store.close()
+        standings = leaderboard(results)
         lines.append(f"`{shlex.join(cmd)}`")
         lines.append("")
         lines.append(f"{results.num_games} games, engine {config.engine_version}, code {commit[0]}, "
                      f"played {commit[1]} .. {commit[2]}")
         lines.append("")
-        lines.append(markdown_table(leaderboard(results)))
+        lines.append(markdown_table(standings))
+        lines.append("")
+        lines.append(verdict(standings, champion(variant, players)))
         lines.append("")
     path = ROOT / "LEADERBOARD.md"
     if path.exists():  # keep the hand-written notes (the analysis of the results) below the tables
@@ -127,7 +208,7 @@ def main() -> None:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     if not args.write_only:
         with ThreadPoolExecutor(args.jobs) as pool:  # sub-processes: one core each
-            for name, seconds, code in pool.map(lambda c: run_one(*c, args), CONFIGS):
+            for name, seconds, code in pool.map(lambda c: run_one(*c, args), tournaments(args)):
                 print(f"{name}: exit {code} after {seconds:.0f} s", flush=True)
     print(f"written {write_markdown(args)}")
 

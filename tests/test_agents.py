@@ -219,22 +219,40 @@ def test_search_equals_brute_force_expectimax(variant, players, turns, leaf):
     assert np.allclose(values[0], want)
 
 
-def test_search_budget_chooses_how_many_numbers_it_follows():
-    agent = SearchAgent(budget=300, leaf="roll")
-    # 6 moves, 4 players: 6 * 5**3 = 750 > 300, 6 * 4**3 = 384 > 300, 6 * 3**3 = 162 fits;
-    # 40 moves: not even Hugo and one number fit, so one face is drawn per roll
-    assert agent.numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
-    # leaves after its own next move: about 24 positions more per leaf
-    deep = SearchAgent(budget=300 * 24)
-    assert deep.numbers_per_roll(np.array([6, 1, 40]), 4).tolist() == [2, 4, 0]
-    # k = 0: as many sampled dice sequences per move as fit (7200 // (40 * 24) = 7)
-    assert deep.samples_per_move(np.array([6, 40]), np.array([2, 0])).tolist() == [1, 7]
+def test_search_budget_counts_the_positions_the_expert_looks_at_too():
+    agent = SearchAgent()
+    # 4 players, one root move: each other player's sampled roll is 1 position plus, 2 times in
+    # 3, the expert's look at about 6 moves (5); the searcher's first roll 24 positions; its
+    # second roll one sampled face (6) or all five (24) below each of those 24
+    one, two, two_exact = agent.tree_size(np.ones(3), 4, np.array([1, 2, 2]), 0, np.array([False, False, True]))
+    assert (one, two, two_exact) == (3 * 5 + 24, 39 + 24 * (3 * 5 + 6), 39 + 24 * (3 * 5 + 24))
+    # Hugo and one number per other player's roll: 2 faces, 1 + (1 + 6) positions each
+    assert agent.tree_size(1, 4, 1, 1, True) == 8 + 2 * 8 + 4 * 8 + 8 * 24
 
 
-def test_search_with_sampled_sequences_plays_legal_reproducible_games():
-    engine = Engine("hidden_castle", 6)
-    agents = [make_agent("search:budget=150"), make_agent("expert")]
-    lineups = np.array([[0, 1, 1, 1, 1, 1], [1, 1, 0, 1, 1, 1]])
+def test_search_budget_buys_depth_first():
+    # default budget, 4 players: with 2 moves a second own turn fits (2 * 543 <= 1500); with 6
+    # only one, then Hugo and one number per other player's roll (6 * 248); with 12, sampled dice
+    plan = SearchAgent(budget=1500).plan(np.array([2, 6, 12]), 4)
+    assert plan.turns.tolist() == [2, 1, 1]
+    assert plan.numbers.tolist() == [0, 1, 0]
+    assert plan.samples.tolist() == [1, 1, 1500 // (12 * 39)]
+    # four times the budget: a second own turn with 6 moves, its second roll exact (6 * 975)
+    plan = SearchAgent(budget=6000).plan(np.array([2, 6, 12]), 4)
+    assert plan.turns.tolist() == [2, 2, 1]
+    assert plan.own_exact[:2].tolist() == [True, True]
+    assert plan.samples.tolist() == [6000 // (2 * 975), 1, 1]
+    # no deeper than asked, and exact (every face of every roll) when everything fits
+    plan = SearchAgent(budget=10**9, turns=2).plan(np.array([6]), 4)
+    assert (plan.turns[0], plan.numbers[0], plan.samples[0], plan.own_exact[0]) == (2, 4, 1, True)
+
+
+@pytest.mark.parametrize("variant,players,spec", [("hidden_castle", 6, "search:budget=150"),
+                                                  ("midnight_party", 3, "search:budget=900")])
+def test_search_with_sampled_sequences_plays_legal_reproducible_games(variant, players, spec):
+    engine = Engine(variant, players)
+    agents = [make_agent(spec), make_agent("expert")]
+    lineups = np.array([[0] + [1] * (players - 1), [1, 1, 0] + [1] * (players - 3)])
     first = play_batch(engine, agents, lineups, [3, 4])
     second = play_batch(engine, agents, lineups[1:], [4])
     assert np.array_equal(first.points[1], second.points[0])

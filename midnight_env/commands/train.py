@@ -1,9 +1,9 @@
-"""``midnight train``: native batched PPO (the shipped models' algorithm), MaskablePPO or RLlib's PPO,
-from a YAML config.
+"""``midnight train``: native batched PPO (the shipped PPO models' algorithm), MaskablePPO, RLlib's PPO
+or afterstate values (the shipped value models'), from a YAML config.
 
 ``--algo native`` runs :mod:`midnight_env.training.native`, ``--algo maskable_ppo``
-:mod:`midnight_env.training.sb3`, ``--algo rllib`` :mod:`midnight_env.training.rllib_ppo`; all
-take the same flags and write the same kind of run folder.
+:mod:`midnight_env.training.sb3`, ``--algo rllib`` :mod:`midnight_env.training.rllib_ppo`, ``--algo value``
+:mod:`midnight_env.training.value`; all take the same flags and write the same kind of run folder.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ from midnight_env.commands.common import UsageError
 
 # --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
 ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
-              "rllib": "midnight_env.training.rllib_ppo"}
-DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped models
-STEPS = {"native": "env steps", "maskable_ppo": "learner decisions", "rllib": "env steps"}  # total_timesteps counts
+              "rllib": "midnight_env.training.rllib_ppo", "value": "midnight_env.training.value"}
+DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped PPO models
+# what total_timesteps counts
+STEPS = {"native": "env steps", "maskable_ppo": "learner decisions", "rllib": "env steps", "value": "env steps"}
 
 
 def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITHM) -> None:
     p.add_argument("--algo", choices=list(ALGORITHMS), default=algo,
                    help="native: PPO on the batched VectorEnv, in self-play and against an opponent pool "
                         "(midnight_env.training.native; it trained the shipped models, configs/native-*.yaml); "
-                        "maskable_ppo: sb3-contrib's "
-                        "MaskablePPO holding one seat (configs/sb3-*.yaml); rllib: RLlib's PPO on Ray, every seat one "
-                        "shared policy, frozen snapshots as opponents (configs/rllib-*.yaml; the rllib extra) "
-                        f"(default: {algo})")
+                         "maskable_ppo: sb3-contrib's MaskablePPO holding one seat (configs/sb3-*.yaml); "
+                         "rllib: RLlib's PPO on Ray, every seat one shared policy, frozen snapshots as opponents "
+                         "(configs/rllib-*.yaml; the rllib extra); "
+                         "value: an afterstate value network by policy iteration in a league (it trained the "
+                         f"shipped value models, configs/value-*.yaml) (default: {algo})")
     p.add_argument("--config", metavar="FILE.yaml", help="training config (configs/*.yaml); defaults when omitted")
     p.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="set one config key, e.g. --override total_timesteps=200000 (repeatable; lists "
@@ -67,12 +69,16 @@ def config_from_args(args: argparse.Namespace):
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a policy (native PPO, MaskablePPO or RLlib's PPO) from a YAML config",
+    p = sub.add_parser("train", help="train a policy (native PPO, MaskablePPO, RLlib's PPO) or a value network "
+                                     "from a YAML config",
                        description="Train a policy network against an opponent pool (heuristics and frozen "
-                                   "snapshots of itself). --algo native (default) is the batched PPO that "
-                                   "trained the shipped models; configs/native-*.yaml reproduce their settings. "
+                                   "snapshots of itself), or an afterstate value network in a league (--algo "
+                                   "value). --algo native (default) is the batched PPO that trained the shipped "
+                                   "PPO models; configs/native-*.yaml and configs/value-*.yaml reproduce the "
+                                   "shipped models' settings. "
                                    "Writes runs/<name>/: config.yaml, metrics.csv, evaluations, checkpoints/, "
-                                   "model.npz/.json (play it with --agents ppo:path=...), learning_curve.png. "
+                                   "model.npz/.json (play it with --agents ppo:path=... or value:path=...), "
+                                   "learning_curve.png. "
                                    "Needs the train extra (torch; maskable_ppo also stable-baselines3, "
                                    "sb3-contrib; rllib the rllib extra: Ray's RLlib).")
     add_train_arguments(p)

@@ -1,0 +1,132 @@
+"""A trained afterstate value network as an agent, alone (one ply) or inside the search.
+
+The network (:class:`midnight_agents.model.ValueModel`, trained by
+``midnight_env.training.value``) reads a position right after a player's decision, seen by that
+player, and predicts the spooky points every player will still book. A position's value for seat
+``p`` is then, as in the expert's evaluation, the others' mean expected final points (booked plus
+still to come) times ``others`` minus ``p``'s own: fewest points win, and points the others book
+count for ``p`` in the comparison. A finished game is valued by its booked points alone.
+
+``budget=0`` plays the decision's best afterstate (every legal choice applied to a copy, as the
+expert does, judged by the network). A budget above 0 runs the search of
+:mod:`midnight_agents.search` with the network in the expert's three places: it judges the
+leaves, plays the other players' moves (their best afterstate by the network, from their own
+point of view) and places guests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from midnight_agents.afterstates import expand, pick_best
+from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel
+from midnight_agents.ppo import shipped_models
+from midnight_agents.search import SearchAgent
+from midnight_env.agent import Decisions
+from midnight_env.engine import Engine
+from midnight_env.observation import encode_observations
+from midnight_env.registry import AgentInfo
+from midnight_env.state import OVER, GameState
+
+
+def relative_points(engine: Engine, state: GameState, seats: np.ndarray) -> np.ndarray:
+    """(B, N) booked spooky points of every game of ``state``, player ``seats[j]`` first, then clockwise."""
+    n = engine.num_players
+    order = (np.asarray(seats, np.int64)[:, None] + np.arange(n)[None, :]) % n
+    return state.spooky[np.arange(state.batch_size)[:, None], order].astype(np.float64)
+
+
+def expected_final_points(engine: Engine, state: GameState, seats: np.ndarray, model: ValueModel) -> np.ndarray:
+    """(B, N) expected final points of every game of ``state`` seen by ``seats[j]`` (relative order)."""
+    seats = np.broadcast_to(np.asarray(seats, np.int64), (state.batch_size,))
+    final = relative_points(engine, state, seats)
+    live = np.flatnonzero(state.phase != OVER)
+    if len(live):
+        obs = encode_observations(engine, state, live, seats[live])
+        final[live] += model.points_to_come(obs)
+    return final
+
+
+def afterstate_values(engine: Engine, state: GameState, who: np.ndarray, model: ValueModel,
+                      others: float = 1.0) -> np.ndarray:
+    """Value of every game of ``state`` for seat ``who[j]``: ``others`` times the others' mean
+    expected final points minus its own (higher is better)."""
+    final = expected_final_points(engine, state, who, model)
+    if engine.num_players == 1:
+        return -final[:, 0]
+    return others * final[:, 1:].mean(axis=1) - final[:, 0]
+
+
+def best_afterstates(engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray, model: ValueModel,
+                     others: float = 1.0) -> np.ndarray:
+    """The choice of each of ``state``'s games ``games`` (at PLACE or MOVE) whose afterstate the
+    network values most for the deciding player; ties broken by ``draws``."""
+    children = expand(engine, state, games)
+    who = state.player[games][children.parent].astype(np.int64)
+    values = afterstate_values(engine, children.state, who, model, others)
+    return children.action[pick_best(values, children.start, draws)]
+
+
+class ValueAgent(SearchAgent):
+    name = "value"
+    description = ("a trained afterstate value network: value:path=FILE.npz plays the legal choice whose "
+                   "afterstate it values most (budget=0) or searches like `search` with the network judging "
+                   "the leaves and playing the others (budget=N positions, turns=T; others=W weighs the "
+                   "others' points)")
+
+    def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int = 2, others: float = 1.0,
+                 model: ValueModel | None = None):
+        if (path is None) == (model is None):
+            raise ModelError("a value agent needs its model file: value:path=FILE.npz")
+        if isinstance(others, bool) or not isinstance(others, (int, float)):
+            raise ValueError(f"value option others={others!r} is not allowed: allowed are numbers")
+        if budget < 0:
+            raise ValueError(f"value option budget={budget!r} is not allowed: allowed are 0 (one ply) or more")
+        super().__init__(budget=max(int(budget), 1), turns=turns)
+        self.budget = int(budget)
+        self.others = float(others)
+        self.model = model if model is not None else ValueModel.load(path)
+        self.name = self.model.name
+
+    def act(self, decisions: Decisions) -> np.ndarray:
+        self.model.check_engine(decisions.engine)
+        if self.budget == 0:
+            return self.choose(decisions.engine, decisions.state, decisions.games, decisions.uniforms())
+        return super().act(decisions)
+
+    def judge(self, engine: Engine, state: GameState, who: np.ndarray) -> np.ndarray:
+        return afterstate_values(engine, state, who, self.model, self.others)
+
+    def reply(self, engine: Engine, state: GameState, games: np.ndarray) -> None:
+        sub = state.take(games)
+        actions = best_afterstates(engine, sub, np.arange(len(games)), np.zeros(len(games)), self.model,
+                                   self.others)
+        engine.apply_action(sub, actions, check=False)
+        state.put(games, sub)
+
+    def choose(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        return best_afterstates(engine, state, games, draws, self.model, self.others)
+
+
+SHIPPED_BUDGET = 0  # the shipped value models play their best afterstate unless given a budget
+
+
+def shipped_description(meta: dict) -> str:
+    t = meta.get("training", {})
+    cost = f" ({t['cpu_minutes']:.0f} CPU-minutes of training)" if t.get("cpu_minutes") else ""
+    return (f"shipped afterstate value network for {meta['variant']} with {meta['num_players']} players{cost}; "
+            "plays its best afterstate, or searches with budget=N positions like `search`")
+
+
+def shipped_factory(stem: Path):
+    def factory(budget: int = SHIPPED_BUDGET, turns: int = 2, others: float = 1.0) -> ValueAgent:
+        return ValueAgent(stem, budget=budget, turns=turns, others=others)
+
+    return factory
+
+
+# the shipped value models as agents, named like their files (listed by midnight_agents.catalog)
+SHIPPED_VALUE_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta))
+                        for name, stem, meta in shipped_models((VALUE_FORMAT,))]

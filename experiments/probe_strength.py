@@ -1,0 +1,91 @@
+"""How much better than a reference agent is a candidate, in a given field? Duplicate games, paired.
+
+For every deal (one game seed) and every seat r, the candidate plays seat r against the field in
+the other seats, and so does the reference agent: the same dice (the engine's die faces depend on
+the game seed alone) and the same opponents, so the difference of their points in seat r is a
+paired measurement with most of the luck taken out. Prints, per candidate, its mean points, the
+reference's, their difference with a 95 % interval over deals, and the candidate's decisions per
+second (wall clock inside its own ``act``, games batched ``--batch`` at a time).
+
+    python experiments/probe_strength.py --players 4 --deals 100 --field expert --reference expert \
+        --agents search:budget=250,search,search:budget=4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from midnight_env.engine import Engine
+from midnight_env.play import play_batch
+from midnight_env.registry import make_agent, split_specs
+from midnight_env.tournament.schedule import _hash_int
+
+
+class Timed:
+    """An agent wrapper that adds up the wall-clock time and the decisions of its ``act``."""
+
+    def __init__(self, agent):
+        self.agent, self.name, self.seconds, self.decisions = agent, agent.name, 0.0, 0
+
+    def act(self, decisions):
+        start = time.process_time()
+        out = self.agent.act(decisions)
+        self.seconds += time.process_time() - start
+        self.decisions += len(decisions)
+        return out
+
+
+def play_seats(engine, agent, field, seeds, batch):
+    """points[d, r]: the agent's points in seat r of deal d, the field in the other seats."""
+    n = engine.num_players
+    agents = [agent] + field
+    lineups, game_seeds = [], []
+    for s in seeds:
+        for r in range(n):
+            others = [1 + (k % len(field)) for k in range(n - 1)]
+            lineups.append(others[:r] + [0] + others[r:])
+            game_seeds.append(s)
+    lineups, game_seeds = np.array(lineups), np.array(game_seeds)
+    points = np.empty(len(game_seeds))
+    for lo in range(0, len(game_seeds), batch):
+        res = play_batch(engine, agents, lineups[lo:lo + batch], game_seeds[lo:lo + batch])
+        seat = np.array([np.flatnonzero(row == 0)[0] for row in res.lineups])
+        points[lo:lo + batch] = res.points[np.arange(len(seat)), seat]
+    return points.reshape(len(seeds), n)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--variant", default="midnight_party")
+    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--agents", required=True, help="candidate specs, comma-separated")
+    p.add_argument("--field", default="expert", help="specs of the other seats (cycled)")
+    p.add_argument("--reference", default="expert")
+    p.add_argument("--deals", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=int, default=256)
+    a = p.parse_args()
+    engine = Engine(a.variant, a.players)
+    seeds = np.array([_hash_int("probe", a.seed, d) for d in range(a.deals)], np.int64)
+    field = [make_agent(s) for s in split_specs(a.field)]
+    ref = Timed(make_agent(a.reference))
+    base = play_seats(engine, ref, field, seeds, a.batch)
+    print(f"{a.variant} {a.players}p, field {a.field}, {a.deals} deals x {a.players} seats, seed {a.seed}")
+    print(f"reference {a.reference}: {base.mean():.2f} points, {ref.decisions / max(ref.seconds, 1e-9):.0f} dec/s")
+    for spec in split_specs(a.agents):
+        cand = Timed(make_agent(spec))
+        start = time.process_time()
+        pts = play_seats(engine, cand, field, seeds, a.batch)
+        diff = (pts - base).mean(axis=1)
+        half = 1.96 * diff.std(ddof=1) / math.sqrt(len(diff))
+        print(f"{spec:40s} {pts.mean():7.2f} points  diff {diff.mean():+.2f} ± {half:.2f}  "
+              f"{cand.decisions / max(cand.seconds, 1e-9):8.0f} dec/s  ({time.process_time() - start:.0f} s)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+"""Afterstate values by approximate policy iteration in a league, cleanrl style: the whole algorithm here.
+
+The network (the ``midnight-value/1`` model of :mod:`midnight_agents.model`) reads the position
+right after a player's decision, seen by that player, and predicts the spooky points every
+player will still book. Playing it means taking the legal choice whose afterstate it values most
+(:class:`midnight_agents.value.ValueAgent`), so each network is a policy, and a network fitted to
+that policy's games values a better policy still: TD-Gammon's loop with Monte Carlo targets.
+
+One iteration:
+
+1. **play** ``games_per_iteration`` games, ``batch_games`` at a time. Every seat is the learner
+   (the current network, with an ``explore`` share of uniformly random legal moves) with
+   probability ``self_play``, else an agent drawn from ``league``: agent specs, and ``snapshot``
+   for a frozen past network (one of the last ``pool_size``, taken every ``snapshot_every``
+   iterations). Each game has one learner at least.
+2. **record** every decision's afterstate seen by the player who decided, and, once the game is
+   over, what each player booked after it (the target, divided by ``points_scale``). The league's
+   decisions are data too: the value of a position does not care who reached it.
+3. **fit** the network to the last ``replay`` iterations' records (``epochs`` passes, Adam, mean
+   squared error).
+
+Every ``eval_every`` iterations the one-ply player is measured against the strong field
+(``eval_field``: ``search``, ``expert``, the previous champion): duplicate deals, the learner in
+every seat once with the same dice, the field in the other seats; its mean points and the
+field's, against env steps (decisions in training games, every seat's) and the CPU time so far.
+
+    midnight train --algo value --config configs/value-midnight_party-4p.yaml
+
+Writes ``runs/<exp_name>-s<seed>/`` like the PPO trainer (config.yaml, metrics.csv, checkpoints/,
+model.npz/.json, learning_curve.png); ``save_model: PATH`` writes the final model there too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+if "torch" not in sys.modules:  # see native.py: torch's OpenMP threads must not spin
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, model_meta, save_model
+from midnight_agents.value import ValueAgent
+from midnight_env.agent import Agent, Decisions
+from midnight_env.dice import agent_streams
+from midnight_env.engine import Engine
+from midnight_env.observation import encode_observations, observation_size
+from midnight_env.registry import make_agent
+from midnight_env.state import MOVE, OVER, PLACE
+from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
+from midnight_env.training.evaluate import mean_ci
+from midnight_env.training.export import linear_weights
+from midnight_env.training.logger import MetricLogger, plot_learning_curve
+from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+
+SNAPSHOT = "snapshot"  # league entry: a frozen past network
+
+
+@dataclass
+class Args:
+    config: str = ""
+    """YAML file of settings (these field names); flags given on the command line override it"""
+    exp_name: str = ""
+    """name of the run (default value-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
+    run_dir: str = "runs"
+    """folder that receives the run folders"""
+    seed: int = 1
+    """seed of torch, of the line-ups, of the exploration and of the games"""
+    threads: int = 1
+    """torch CPU threads (torch.set_num_threads)"""
+    variant: str = "midnight_party"
+    """rule set: midnight_party or hidden_castle"""
+    num_players: int = 4
+    """players per game"""
+    options: dict = field(default_factory=dict)
+    """rule options passed to the engine"""
+    total_timesteps: int = 20_000_000
+    """env steps to train for (decisions in training games, every seat's)"""
+    max_seconds: float = 0.0
+    """stop after this many seconds of training (0: no limit)"""
+    games_per_iteration: int = 2000
+    """training games played per iteration"""
+    batch_games: int = 500
+    """games played at once"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 128])
+    """widths of the tanh layers; the output layer is linear, one output per player"""
+    points_scale: float = 10.0
+    """the network's outputs times this are spooky points"""
+    learning_rate: float = 5e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to a tenth over the run"""
+    minibatch: int = 1024
+    """records per gradient step"""
+    epochs: int = 1
+    """passes over the replayed records per iteration"""
+    replay: int = 4
+    """iterations whose records are fitted (the newest ones)"""
+    td_lambda: float = 1.0
+    """targets: lambda-returns along each game's afterstates, bootstrapped from the network that
+    played (1: the points booked to the end of the game, Monte Carlo)"""
+    keep: float = 1.0
+    """share of the records kept (a game's consecutive afterstates are much alike)"""
+    explore: float = 0.05
+    """share of the learner's decisions made uniformly at random among the legal ones"""
+    learner_budget: int = 0
+    """the learner's search budget while it plays the training games (0: its best afterstate, one
+    ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
+    self_play: float = 0.6
+    """probability that a seat is held by the learner (else by an agent drawn from the league)"""
+    league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
+    """agents of the other seats: agent specs, 'snapshot' for a frozen past network"""
+    snapshot_every: int = 10
+    """iterations between snapshots added to the league"""
+    pool_size: int = 4
+    """snapshots kept (the oldest is replaced)"""
+    init_model: str = ""
+    """start from this value model (NAME.npz, same hidden_sizes), not a fresh network"""
+    eval_every: int = 10
+    """iterations between evaluations against the strong field (0: only at the end)"""
+    eval_deals: int = 60
+    """deals per evaluation (each played once per seat)"""
+    eval_field: list[str] = field(default_factory=lambda: ["search", "expert"])
+    """agents of the other seats in the evaluation games (cycled over the seats)"""
+    save_model: str = ""
+    """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+class Network(nn.Module):
+    """tanh MLP from an afterstate observation to every player's points still to come / points_scale."""
+
+    def __init__(self, obs_size: int, num_players: int, hidden: list[int]):
+        super().__init__()
+        layers, width = [], obs_size
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        layers.append(nn.Linear(width, num_players))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, obs):
+        return self.body(obs)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        return linear_weights("value", [m for m in self.body if isinstance(m, nn.Linear)])
+
+
+def value_meta(engine: Engine, points_scale: float, training: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**model_meta(engine, "tanh", training), "format": VALUE_FORMAT, "points_scale": points_scale}
+
+
+def frozen(net: Network, engine: Engine, points_scale: float, name: str = "learner") -> ValueModel:
+    """The network as a numpy model (what the agents play)."""
+    return ValueModel(net.weights(), value_meta(engine, points_scale), source=name)
+
+
+class Explorer(Agent):
+    """An agent that plays ``agent``'s choice, or with probability ``rate`` a uniformly random legal one."""
+
+    def __init__(self, agent: Agent, rate: float, rng: np.random.Generator):
+        self.agent, self.rate, self.rng, self.name = agent, rate, rng, agent.name
+
+    def act(self, decisions: Decisions) -> np.ndarray:
+        out = self.agent.act(decisions)
+        wild = self.rng.random(len(out)) < self.rate
+        if wild.any():
+            out[wild] = decisions.random_choice()[wild]
+        return out
+
+
+def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray,
+                    points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0
+                    ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Play the games to the end; (afterstate observations (M, D) float16, targets (M, N) float32,
+    decisions). Row m is one decision's afterstate seen by the player who decided; its target is
+    the points every player (that one first, then clockwise) booked after it, or with
+    ``td_lambda`` < 1 its lambda-return: the points booked until the game's next afterstate plus
+    ``model``'s prediction there, weighted ``1 - td_lambda``, and that afterstate's own return,
+    weighted ``td_lambda`` (1: the points booked to the end, as they fell)."""
+    state = engine.new_games(seeds)
+    rng = agent_streams(seeds)
+    everyone = np.arange(len(seeds))
+    n = engine.num_players
+    obs, games, seats, booked, ended = [], [], [], [], []
+    while True:
+        deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
+        if not len(deciding):
+            break
+        actions = np.full(len(seeds), -1, np.int64)
+        holder = lineups[everyone, state.player]
+        for k in np.unique(holder[deciding]):
+            group = deciding[holder[deciding] == k]
+            actions[group] = agents[k].act(Decisions(engine, state, group, rng, seeds))
+        movers = state.player[deciding].astype(np.int64)
+        engine.apply_action(state, actions, check=False)
+        obs.append(encode_observations(engine, state, deciding, movers).astype(np.float16))
+        games.append(deciding)
+        seats.append(movers)
+        booked.append(state.spooky[deciding].astype(np.float64))  # by seat
+        ended.append(state.phase[deciding] == OVER)
+        engine.roll_on(state)
+    # returns by seat, backwards along each game's afterstates (any player's)
+    to_abs = [(np.arange(n)[None, :] - s[:, None]) % n for s in seats]  # seat p's index in the mover's view
+    if td_lambda < 1.0 and model is not None:
+        predicted = [np.where(e[:, None], 0.0, _view(model.points_to_come(o.astype(np.float32)), i))
+                     for o, e, i in zip(obs, ended, to_abs)]
+    else:
+        predicted = [np.zeros((len(g), n)) for g in games]
+    next_points = state.spooky.astype(np.float64)
+    next_value = np.zeros((len(seeds), n))
+    next_return = np.zeros((len(seeds), n))
+    returns = [None] * len(games)
+    for t in range(len(games) - 1, -1, -1):
+        g = games[t]
+        ret = next_points[g] - booked[t] + (1.0 - td_lambda) * next_value[g] + td_lambda * next_return[g]
+        returns[t] = ret
+        next_points[g], next_value[g], next_return[g] = booked[t], predicted[t], ret
+    to_rel = [(s[:, None] + np.arange(n)[None, :]) % n for s in seats]  # the mover's view of seat order
+    targets = np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
+    return np.concatenate(obs), (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
+
+
+def fit_values(net: Network, optimizer, x: torch.Tensor, y: torch.Tensor, epochs: int, minibatch: int,
+               gen: torch.Generator) -> float:
+    """``epochs`` passes of Adam over (observations, targets) in shuffled minibatches; the mean loss."""
+    losses = []
+    for _ in range(epochs):
+        for idx in torch.randperm(len(x), generator=gen).split(minibatch):
+            loss = ((net(x[idx].float()) - y[idx]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    return float(np.mean(losses))
+
+
+def _view(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """rows[m, index[m, j]] for every m and j: a row of player values in another seat order."""
+    return rows[np.arange(len(rows))[:, None], index]
+
+
+def strong_field_eval(agent: Agent, engine: Engine, field_agents: list[Agent], names: list[str], deals: int,
+                      seed: int) -> dict[str, float]:
+    """The agent in every seat of ``deals`` deals (the same dice per deal), the field in the other
+    seats: its mean points (``eval/points``, ``eval/points_ci`` over deals), each field agent's
+    (``eval/points/<name>``) and its margin to the field's mean (``eval/margin``, negative: better)."""
+    from midnight_env.play import play_batch
+
+    n = engine.num_players
+    lineups, seeds = [], []
+    for d in range(deals):
+        for r in range(n):
+            others = [1 + (k % len(field_agents)) for k in range(n - 1)]
+            lineups.append(others[:r] + [0] + others[r:])
+            seeds.append(seed + d)
+    lineups, seeds = np.array(lineups, np.int64), np.array(seeds, np.int64)
+    results = [play_batch(engine, [agent, *field_agents], lineups[lo:lo + 256], seeds[lo:lo + 256])
+               for lo in range(0, len(seeds), 256)]
+    points = np.concatenate([r.points for r in results])
+    ranks = np.concatenate([r.ranks for r in results])
+    mine = (points * (lineups == 0)).sum(1).reshape(deals, n).mean(1)
+    mean, half = mean_ci(mine)
+    out = {"eval/points": mean, "eval/points_ci": half, "eval/win_rate": float((ranks[lineups == 0] == 1).mean())}
+    others_mean = []
+    for k, name in enumerate(names):
+        taken = lineups == k + 1
+        if taken.any():
+            out[f"eval/points/{name}"] = float(points[taken].mean())
+            others_mean.append(points[taken].mean())
+    if others_mean:
+        out["eval/margin"] = mean - float(np.mean(others_mean))
+    return out
+
+
+def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+    data = load_yaml(path) if path else {}
+    data.update(overrides or {})
+    if path:
+        data["config"] = str(path)
+    return from_mapping(Args, data, where=str(path) if path else "overrides")
+
+
+def train(args: Args, command: str | None = None) -> dict[str, Any]:
+    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
+    for name in ("self_play", "explore", "keep", "td_lambda"):
+        value = getattr(args, name)
+        if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
+            raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
+                             f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
+    torch.set_num_threads(args.threads)
+    np_rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    engine = Engine(args.variant, args.num_players, **args.options)
+    N, D = engine.num_players, observation_size(engine)
+    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{N}p'}-s{args.seed}")
+    config = to_mapping(args)
+    write_config(run_dir, config)
+    logger = MetricLogger(run_dir)
+    code = code_version()
+    start, cpu_start = time.perf_counter(), time.process_time()
+
+    net = Network(D, N, args.hidden_sizes)
+    previous = None
+    if args.init_model:
+        init = ValueModel.load(args.init_model)
+        init.check_engine(engine)
+        mine = net.weights()
+        theirs = init.weights()
+        if theirs.keys() != mine.keys() or any(theirs[k].shape != mine[k].shape for k in mine):
+            raise ModelError(f"model {init.npz_path} has another network shape than hidden_sizes={args.hidden_sizes}")
+        with torch.no_grad():
+            for k, layer in enumerate(m for m in net.body if isinstance(m, nn.Linear)):
+                layer.weight.copy_(torch.from_numpy(theirs[f"value.{k}.weight"]))
+                layer.bias.copy_(torch.from_numpy(theirs[f"value.{k}.bias"]))
+        previous = init.meta.get("training", {})
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
+
+    # -- the league: agent specs, and frozen snapshots of the network ------------------------------
+    specs = list(args.league)
+    fixed = {s: make_agent(s) for s in specs if s != SNAPSHOT}
+    snapshots: list[ValueAgent] = []
+    snap_next = 0
+    field_agents = [make_agent(s) for s in args.eval_field]
+    explore_rng = np.random.default_rng(args.seed + 1)
+
+    def evaluate(step: int) -> dict[str, float]:
+        learner = ValueAgent(model=frozen(net, engine, args.points_scale), budget=0)
+        metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
+                                    seed=10**9 + args.seed * 10**4)
+        metrics["charts/cpu_minutes"] = (time.process_time() - cpu_start) / 60
+        logger.log(step, metrics)
+        return metrics
+
+    replay: list[tuple[np.ndarray, np.ndarray]] = []
+    global_step, iteration, last = 0, 0, {}
+    bar = tqdm(total=args.total_timesteps, unit="step", unit_scale=True, disable=not args.progress,
+               desc=f"value {args.variant} {N}p")
+    while global_step < args.total_timesteps:
+        if args.max_seconds and time.perf_counter() - start > args.max_seconds:
+            break
+        iteration += 1
+        frac = min(1.0, global_step / args.total_timesteps)
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
+        # -- play --------------------------------------------------------------------------------
+        t_play = time.process_time()
+        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget),
+                           args.explore, explore_rng)
+        pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
+        obs_parts, target_parts, steps = [], [], 0
+        for lo in range(0, args.games_per_iteration, args.batch_games):
+            b = min(args.batch_games, args.games_per_iteration - lo)
+            lineups = np.zeros((b, N), np.int64)  # 0: the learner, k: pool[k - 1]
+            if pool:
+                other = np_rng.random((b, N)) >= args.self_play
+                other[np.arange(b), np_rng.integers(N, size=b)] = False  # one learner at least
+                lineups[other] = 1 + np_rng.integers(len(pool), size=int(other.sum()))
+            seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
+            o, t, s = play_and_record(engine, [learner, *pool], lineups, seeds, args.points_scale,
+                                      learner.agent.model, args.td_lambda)
+            if args.keep < 1.0:
+                kept = np_rng.random(len(o)) < args.keep
+                o, t = o[kept], t[kept]
+            obs_parts.append(o)
+            target_parts.append(t)
+            steps += s
+        replay = (replay + [(np.concatenate(obs_parts), np.concatenate(target_parts))])[-args.replay:]
+        global_step += steps
+        play_time = time.process_time() - t_play
+        # -- fit ---------------------------------------------------------------------------------
+        t_fit = time.process_time()
+        x = torch.from_numpy(np.concatenate([r[0] for r in replay]))
+        y = torch.from_numpy(np.concatenate([r[1] for r in replay]))
+        loss = fit_values(net, optimizer, x, y, args.epochs, args.minibatch, gen)
+        fit_time = time.process_time() - t_fit
+        # -- bookkeeping -------------------------------------------------------------------------
+        if SNAPSHOT in specs and iteration % args.snapshot_every == 0:
+            snap = ValueAgent(model=frozen(net, engine, args.points_scale, f"snapshot{iteration}"), budget=0)
+            if len(snapshots) < args.pool_size:
+                snapshots.append(snap)
+            else:
+                snapshots[snap_next] = snap
+                snap_next = (snap_next + 1) % args.pool_size
+        last = {"losses/value_loss": loss, "charts/learning_rate": optimizer.param_groups[0]["lr"],
+                "charts/records": len(x), "charts/play_cpu_s": play_time, "charts/fit_cpu_s": fit_time,
+                "charts/SPS": global_step / (time.perf_counter() - start),
+                "charts/cpu_SPS": global_step / (time.process_time() - cpu_start)}
+        logger.log(global_step, last)
+        bar.update(steps)
+        bar.set_postfix(loss=f"{last['losses/value_loss']:.3f}")
+        if args.eval_every and iteration % args.eval_every == 0:
+            ev = evaluate(global_step)
+            bar.write(f"iteration {iteration}, {global_step} steps, {ev['charts/cpu_minutes']:.1f} CPU-min: "
+                      f"{ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} points, "
+                      f"margin {ev.get('eval/margin', 0):+.2f}")
+            save_model(run_dir / "checkpoints" / f"step{global_step}", net.weights(),
+                       value_meta(engine, args.points_scale))
+    bar.close()
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    final = evaluate(global_step)
+    training = training_metadata("value_iteration", config, args.seed, seconds, global_step,
+                                 cpu_seconds=cpu_seconds, command=command, code=code)
+    training["cpu_minutes"] = round(cpu_seconds / 60, 1)
+    training["iterations"] = iteration
+    if previous is not None:
+        training["init_model"] = {"path": args.init_model, "training": previous}
+    meta = value_meta(engine, args.points_scale, training)
+    save_model(run_dir / "model", net.weights(), meta)
+    if args.save_model:
+        save_model(args.save_model, net.weights(), meta)
+    logger.close()
+    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
+                        f"afterstate values {args.variant} {N}p seed {args.seed}")
+    return {"run_dir": run_dir, "metrics": last, "eval": final, "net": net, "steps": global_step,
+            "seconds": seconds, "cpu_seconds": cpu_seconds}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
+    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+    result = train(args)
+    final = result["eval"]
+    print(f"{result['run_dir']}: {result['steps']} env steps in {result['cpu_seconds'] / 60:.1f} CPU-minutes; "
+          f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points against the strong field")
+    return result
+
+
+__all__ = ["Args", "Network", "load_config", "train", "main", "play_and_record", "fit_values", "strong_field_eval",
+           "frozen"]

@@ -1,0 +1,173 @@
+"""Afterstate value networks: the model files, the value agent (one ply and search), the training's
+targets, and the trainer with a tiny budget (that it learns is measured in BENCHMARKS_TRAIN.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, load_model, model_meta, save_model
+from midnight_agents.value import ValueAgent, afterstate_values, relative_points
+from midnight_env.engine import Engine
+from midnight_env.observation import observation_size
+from midnight_env.play import play_batch
+from midnight_env.registry import list_agents, make_agent
+
+torch = pytest.importorskip("torch")
+from midnight_env.training import value as training  # noqa: E402  (needs torch)
+
+
+def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
+    """A random value network file for ``engine``'s game."""
+    rng = np.random.default_rng(seed)
+    d, n = observation_size(engine), engine.num_players
+    weights = {"value.0.weight": rng.normal(0, 0.2, (hidden, d)), "value.0.bias": np.zeros(hidden),
+               "value.1.weight": rng.normal(0, 1, (n, hidden)), "value.1.bias": np.ones(n)}
+    save_model(tmp_path / name, weights, {**model_meta(engine), "format": VALUE_FORMAT, "points_scale": 10.0})
+    return tmp_path / name
+
+
+def test_value_model_round_trip_and_refusals(tmp_path):
+    engine = Engine("midnight_party", 3)
+    path = value_model(engine, tmp_path)
+    model = load_model(path)
+    assert isinstance(model, ValueModel) and model.points_scale == 10.0
+    obs = np.random.default_rng(1).random((5, observation_size(engine)), np.float32)
+    w = model.weights()
+    want = (np.tanh(obs @ w["value.0.weight"].T + w["value.0.bias"]) @ w["value.1.weight"].T + w["value.1.bias"]) * 10
+    assert np.allclose(model.points_to_come(obs), want, atol=1e-4)
+    meta = json.loads(Path(f"{path}.json").read_text())
+    Path(f"{path}.json").write_text(json.dumps({**meta, "points_scale": 0}))
+    with pytest.raises(ModelError, match="points_scale 0"):
+        ValueModel.load(path)
+    Path(f"{path}.json").write_text(json.dumps({**meta, "num_players": 4}))
+    with pytest.raises(ModelError, match="judges 3 players, its metadata says .* 4"):
+        ValueModel.load(path)
+    Path(f"{path}.json").write_text(json.dumps({**meta, "format": "midnight-ppo/9"}))
+    with pytest.raises(ModelError, match="allowed are midnight-ppo/1, midnight-value/1"):
+        load_model(path)
+    with pytest.raises(ModelError, match="needs its model file"):
+        make_agent("value")
+
+
+def test_afterstate_values_are_the_others_mean_minus_own_expected_final_points(tmp_path):
+    engine = Engine("hidden_castle", 3)
+    model = ValueModel.load(value_model(engine, tmp_path))
+    state = engine.new_games([5, 6])
+    engine.roll_on(state)
+    who = np.array([1, 2])
+    from midnight_env.observation import encode_observations
+
+    final = relative_points(engine, state, who) + model.points_to_come(encode_observations(engine, state, None, who))
+    assert np.allclose(afterstate_values(engine, state, who, model), final[:, 1:].mean(1) - final[:, 0])
+    assert np.allclose(afterstate_values(engine, state, who, model, others=0.0), -final[:, 0])
+    state.phase[:] = 3  # OVER: the booked points alone
+    booked = relative_points(engine, state, who)
+    assert np.allclose(afterstate_values(engine, state, who, model), booked[:, 1:].mean(1) - booked[:, 0])
+
+
+@pytest.mark.parametrize("spec", ["budget=0", "budget=600", "budget=600,turns=1,others=0.5"])
+def test_value_agent_plays_legal_games_the_same_whatever_the_batch(tmp_path, spec):
+    engine = Engine("midnight_party", 3)
+    path = value_model(engine, tmp_path)
+    agents = [make_agent(f"value:path={path},{spec}"), make_agent("expert")]
+    lineups = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    first = play_batch(engine, agents, lineups, [3, 4, 5])
+    second = play_batch(engine, agents, lineups[1:], [4, 5])
+    assert not first.truncated.any()
+    assert np.array_equal(first.points[1:], second.points)
+    with pytest.raises(ModelError, match="does not fit this game"):
+        play_batch(Engine("midnight_party", 4), agents[:1], np.zeros((1, 4), int), [0])
+
+
+def test_value_agent_at_budget_zero_takes_the_afterstate_its_network_values_most(tmp_path):
+    engine = Engine("midnight_party", 2)
+    agent = ValueAgent(value_model(engine, tmp_path))
+    from midnight_agents.afterstates import expand
+    from midnight_env.agent import Decisions
+    from midnight_env.dice import agent_streams
+
+    state = engine.new_games(np.arange(8))
+    engine.roll_on(state)
+    games = np.arange(8)
+    chosen = agent.act(Decisions(engine, state, games, agent_streams(np.arange(8))))
+    children = expand(engine, state, games)
+    values = afterstate_values(engine, children.state, state.player[children.parent].astype(np.int64), agent.model)
+    for g in games:
+        seg = slice(children.start[g], children.start[g + 1])
+        best = children.action[seg][np.isclose(values[seg], values[seg].max())]
+        assert chosen[g] in best
+
+
+# -- training -------------------------------------------------------------------------------------
+
+def test_td_lambda_one_targets_are_the_points_booked_to_the_end_and_lambda_zero_bootstraps(tmp_path):
+    engine = Engine("midnight_party", 3)
+    agents = [make_agent("expert")]
+    lineups = np.zeros((3, 3), np.int64)
+    seeds = np.array([1, 2, 3])
+    obs, targets, steps = training.play_and_record(engine, agents, lineups, seeds, 10.0)
+    assert len(obs) == len(targets) == steps
+    res = play_batch(engine, agents, lineups, seeds)
+    # the first afterstates are seat 0's first placements: nothing booked yet, so the target is
+    # the final points, seat 0 first
+    assert np.allclose(targets[:3] * 10, res.points)
+    model = ValueModel.load(value_model(engine, tmp_path))
+    _, same, _ = training.play_and_record(engine, agents, lineups, seeds, 10.0, model, 1.0)
+    assert np.array_equal(same, targets)
+    _, boot, _ = training.play_and_record(engine, agents, lineups, seeds, 10.0, model, 0.0)
+    # lambda 0: the next afterstate (seat 1's placement, rows 3..5) as predicted, in seat 0's order
+    nxt = model.points_to_come(obs[3:6].astype(np.float32)) / 10
+    assert np.allclose(boot[:3], nxt[:, [2, 0, 1]], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_value_training_runs_and_a_seed_decides_the_run(tmp_path):
+    tiny = ["--total-timesteps", "3000", "--games-per-iteration", "24", "--batch-games", "12", "--hidden-sizes", "16",
+            "--num-players", "3", "--eval-every", "2", "--eval-deals", "2", "--eval-field", "runner",
+            "--snapshot-every", "1", "--league", "runner,snapshot", "--td-lambda", "0.7", "--progress", "false"]
+    runs = [training.main(tiny + ["--run-dir", str(tmp_path / k), "--seed", "3"]) for k in ("a", "b")]
+    a, b = (r["run_dir"] for r in runs)
+    with np.load(a / "model.npz") as wa, np.load(b / "model.npz") as wb:
+        assert all(np.array_equal(wa[k], wb[k]) for k in wa.files)
+    from midnight_env.training.logger import read_metrics
+
+    series = read_metrics(a / "metrics.csv")
+    assert np.isfinite(series["losses/value_loss"][1]).all()
+    assert "eval/points/runner" in series and "charts/cpu_minutes" in series
+    meta = json.loads((a / "model.json").read_text())
+    assert meta["format"] == VALUE_FORMAT and meta["training"]["algorithm"] == "value_iteration"
+    for key in ("command", "seed", "cpu_time_s", "cpu_minutes", "env_steps", "git_commit"):
+        assert meta["training"][key] not in (None, ""), key
+    assert make_agent(f"value:path={a / 'model.npz'}").model.num_parameters > 0
+
+
+def test_fitting_lowers_the_error_on_the_records():
+    engine = Engine("hidden_castle", 2)
+    obs, targets, _ = training.play_and_record(engine, [make_agent("expert")], np.zeros((16, 2), np.int64),
+                                               np.arange(16), 10.0)
+    torch.manual_seed(0)
+    net = training.Network(obs.shape[1], 2, [32])
+    x, y = torch.from_numpy(obs), torch.from_numpy(targets)
+    before = ((net(x.float()) - y) ** 2).mean().item()
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    training.fit_values(net, optimizer, x, y, 20, 256, torch.Generator().manual_seed(0))
+    assert ((net(x.float()) - y) ** 2).mean().item() < 0.5 * before
+
+
+@pytest.mark.slow
+def test_midnight_train_runs_the_value_trainer(tmp_path, capsys):
+    from midnight_env.cli import main
+
+    argv = ["train", "--algo", "value", "--total-timesteps", "500", "--seed", "2", "--run-dir", str(tmp_path),
+            "--no-progress", "--override", "games_per_iteration=6", "--override", "hidden_sizes=8",
+            "--override", "num_players=2", "--override", "eval_deals=1", "--override", "eval_field=runner"]
+    assert main(argv) == 0
+    assert "value-midnight_party-2p-s2: " in capsys.readouterr().out
+
+
+def test_value_agents_are_listed():
+    assert "value" in dict(list_agents())
