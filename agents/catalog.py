@@ -14,5 +14,6 @@ from midnight_env.registry import AgentInfo
 
 BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
-                              SearchAgent, PPOAgent, OptimalAgent, ValueAgent)] + SHIPPED_AGENTS + SHIPPED_VALUE_AGENTS + [
-    AgentInfo(MCTSAgent.name, MCTSAgent, MCTSAgent.description)]  # needs the openspiel extra
+                              SearchAgent, PPOAgent, OptimalAgent, ValueAgent)]
+BUILTIN_AGENTS += SHIPPED_AGENTS + SHIPPED_VALUE_AGENTS
+BUILTIN_AGENTS.append(AgentInfo(MCTSAgent.name, MCTSAgent, MCTSAgent.description))  # needs the openspiel extra
