@@ -37,7 +37,8 @@ checkout on the machine, which is why another checkout's current copy is never r
 VectorEnv uses a copy for batches that run threaded (``threads.PARALLEL_FROM``); compiling one,
 the first time a rule set is used on a machine, takes a while (BENCHMARKS.md).
 
-Environment variables: ``MIDNIGHT_SPECIALIZE=0`` turns specialization off (the generic kernels
+Environment variables: ``MIDNIGHT_SPECIALIZE`` is ``auto`` (the default: the rule sets where it
+was measured to pay, :func:`enabled`), ``1`` (every rule set) or ``0`` (off: the generic kernels
 run); ``MIDNIGHT_KERNEL_DIR`` is the kernel directory (default ``~/.cache/midnight_env/kernels``,
 under ``XDG_CACHE_HOME`` when that is set). A directory that cannot be written is reported in a
 warning and the generic kernels run.
@@ -78,11 +79,19 @@ class SpecializeError(Exception):
     """A copied module reaches the rules other than through ``R.<field>`` of a parameter ``R``."""
 
 
-def enabled() -> bool:
-    """Whether threaded VectorEnv batches use specialized kernels (``MIDNIGHT_SPECIALIZE``)."""
-    value = os.environ.get("MIDNIGHT_SPECIALIZE", "1")
-    if value not in ("0", "1"):
-        raise ValueError(f"MIDNIGHT_SPECIALIZE={value!r} is not allowed: allowed are 0 (off) and 1 (on)")
+def enabled(rules: Rules) -> bool:
+    """Whether a threaded VectorEnv batch of these rules uses specialized kernels (``MIDNIGHT_SPECIALIZE``).
+
+    ``auto`` (the default) specializes where it was measured to pay: hidden_castle, and
+    midnight_party with 2 players; midnight_party with 3 or 4 players ran slower specialized
+    (BENCHMARKS.md, "Kernels compiled per rule set"), and other counts are not measured.
+    ``1`` specializes every rule set, ``0`` none."""
+    value = os.environ.get("MIDNIGHT_SPECIALIZE", "auto")
+    if value not in ("auto", "0", "1"):
+        raise ValueError(f"MIDNIGHT_SPECIALIZE={value!r} is not allowed: allowed are auto (where it was "
+                         f"measured to pay, the default), 0 (off) and 1 (on)")
+    if value == "auto":
+        return bool(rules.castle) or rules.num_players == 2
     return value == "1"
 
 

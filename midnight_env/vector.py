@@ -139,7 +139,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         flags = np.zeros(b, np.bool_)
         self._tasks = (task_size(b),) if big else ()  # the threaded kernels' last argument
         # threaded batches: the kernels compiled for these rules where allowed (``specialize``)
-        copy = specialize.specialized(self.engine.rules) if big and specialize.enabled() else None
+        copy = specialize.specialized(self.engine.rules) if big and specialize.enabled(self.engine.rules) else None
         self._step_module = copy or vector_kernels
         step = self._step_module.vector_step_parallel if big else vector_kernels.vector_step_serial
         self._step_kernel = machine_code(step, self.state,

@@ -254,8 +254,20 @@ def test_midnight_specialize_turns_it_off_and_is_checked(monkeypatch):
     venv.reset()
     assert venv._step_module is vector_kernels
     monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "yes")
-    with pytest.raises(ValueError, match="MIDNIGHT_SPECIALIZE='yes' is not allowed: allowed are 0 .* and 1"):
+    with pytest.raises(ValueError, match="MIDNIGHT_SPECIALIZE='yes' is not allowed: allowed are auto .*, 0 .* and 1"):
         VectorEnv(b, "midnight_party", 3, seed=1).reset()
+
+
+@pytest.mark.parametrize("variant, players, expected", [("hidden_castle", 3, True), ("midnight_party", 2, True),
+                                                         ("midnight_party", 3, False), ("midnight_party", 4, False)])
+def test_auto_specializes_only_where_it_was_measured_to_pay(monkeypatch, variant, players, expected):
+    rules = Engine(variant, players).rules
+    monkeypatch.delenv("MIDNIGHT_SPECIALIZE", raising=False)
+    assert specialize.enabled(rules) is expected
+    monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "1")
+    assert specialize.enabled(rules) is True
+    monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "0")
+    assert specialize.enabled(rules) is False
 
 
 def test_ab_benchmark_script_runs():

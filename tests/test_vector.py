@@ -132,6 +132,7 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant,
     does, game ends, final observations and restarts included."""
     import midnight_env.threads as threads
 
+    monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "1")  # the copy for every rule set, not only where it pays
     b = max(threads.PARALLEL_FROM, 130)
     threaded = VectorEnv(b, variant, players, seed=11, **options)
     threaded.reset()
