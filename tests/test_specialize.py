@@ -270,6 +270,7 @@ def test_auto_specializes_only_where_it_was_measured_to_pay(monkeypatch, variant
     assert specialize.enabled(rules) is False
 
 
+@pytest.mark.slow
 def test_ab_benchmark_script_runs():
     """Smoke test of experiments/bench_ab.py with a tiny budget (it measures, never asserts speed)."""
     import subprocess

@@ -107,6 +107,7 @@ def test_native_ppo_trains_legally_and_a_seed_decides_the_run(tmp_path):
     assert training["algorithm"] == "ppo_native" and training["config"]["hidden_sizes"] == [32]
 
 
+@pytest.mark.slow
 def test_native_imitation_warm_start_learns_the_agents_choices(tmp_path):
     run = native.main(["--variant", "hidden_castle", "--total-timesteps", "256", "--num-envs", "16",
                        "--num-steps", "16", "--hidden-sizes", "64", "--imitate", "coward", "--imitate-games", "24",

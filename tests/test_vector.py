@@ -339,6 +339,7 @@ def _step_in_forked_child(venv, actions, queue):
     queue.put((obs["observation"].sum(), rewards.sum()))
 
 
+@pytest.mark.slow
 def test_threaded_envs_keep_working_in_a_forked_child():
     """numba's OpenMP threads abort a child forked after the parent used them: there the engine
     and the env fall back to the serial kernels (same results)."""
