@@ -164,3 +164,28 @@ def test_placement_picture(solo, tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 10_000
     with pytest.raises(ValueError, match="one number per gallery square"):
         draw_square_values(fig.axes[0], solo.engine.board, first[:5])
+
+
+def test_the_experiment_script_runs(tmp_path, capsys):
+    """Smoke test of experiments/optimal_hiding.py on its quick set-ups (one guest, both variants)."""
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "optimal_hiding.py"
+    spec = importlib.util.spec_from_file_location("optimal_hiding", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["optimal_hiding"] = module
+    try:
+        spec.loader.exec_module(module)
+        module.main(["--quick", "--figures", str(tmp_path), "--json", str(tmp_path / "r.json")])
+    finally:
+        del sys.modules["optimal_hiding"]
+    out = capsys.readouterr().out
+    assert "| solo-mp-r1-g1 | 4,202 | -2.949 | 27 |" in out
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["optimal_decisions.png", "placement_hidden_castle.png",
+                                                              "placement_midnight_party.png"]
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert [r["name"] for r in results] == ["solo-mp-r1-g1", "solo-hc-g1"]
+    assert min(results[0]["placement"]["first"]) == pytest.approx(results[0]["value"])

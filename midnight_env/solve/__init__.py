@@ -12,7 +12,8 @@ Modules: ``keys`` (a position as a 64-bit key), ``graph`` (the reachable positio
 transitions, made by the engine's own rule kernel), ``values`` (value iteration and policy
 evaluation on the graph), ``solution`` (:func:`solve`, :class:`Solution`, the file format),
 ``policy`` (an agent's policy on the graph, its exact value and regret), ``check`` (the solver's
-transitions and values checked against ``Engine`` calls).
+transitions and values checked against ``Engine`` calls), ``analysis`` (what optimal play looks
+like: placement values, how often it meets each position, what it decides where).
 """
 
 from midnight_env.solve.graph import SolveError, StateGraph
