@@ -50,6 +50,7 @@ SET_UPS = {
     "solo-mp-r1-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 1}),
     "solo-mp-r1-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 1}),
     "solo-mp-r1-g3": ("midnight_party", 1, "points", {"guests_per_player": 3, "rounds": 1}),
+    "solo-mp-r1-g4": ("midnight_party", 1, "points", {"guests_per_player": 4, "rounds": 1}),
     "solo-mp-r3-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 3}),
     "solo-mp-r3-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 3}),
     "solo-hc-g1": ("hidden_castle", 1, "points", {"guests_per_player": 1}),
@@ -237,7 +238,7 @@ def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
         title = ("Two players, one guest each: seat 0's win chance by placement square (seat 0 places first, "
                  "seat 1 answers)" if variant == "duo" else
                  "Value of every placement square under optimal play (red outline: the best square)")
-        fig = placement_figure(boards[names[0]], panels, columns=2, suptitle=title)
+        fig = placement_figure(boards[names[0]], panels, columns=2, suptitle=title, digits=3 if variant == "duo" else 2)
         path = folder / f"placement_{variant}.png"
         fig.savefig(path, dpi=130)
         plt.close(fig)
@@ -245,9 +246,9 @@ def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
 
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))
     colours = dict(zip(results, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 2))
-    for ax, (key, title) in zip(axes, [("red", "enters a red room when it may"),
-                                       ("room", "enters a room when it may"),
-                                       ("pass", "passing is optimal (ties included)")]):
+    for ax, (key, title) in zip(axes, [("red", "optimal play enters a red room when it may"),
+                                       ("room", "optimal play enters a room when it may"),
+                                       ("pass", "passing is optimal when it may pass (ties included)")]):
         for n, r in results.items():
             d = r["decisions"][key]
             by = d["optimal_by_moves"] if key == "pass" else d["by_moves"]
@@ -255,7 +256,7 @@ def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
                 continue
             xs = [m for m in MOVES[1:-1] if m in by]
             ax.plot(xs, [by[m][0] for m in xs], "o-", label=n, color=colours[n])
-        ax.set_title(f"optimal play {title}", fontsize=9)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("Hugo moves to the guest (6: six or more)", fontsize=8)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xticks(MOVES[1:-1])

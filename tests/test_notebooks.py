@@ -12,7 +12,8 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 
 def test_the_newcomer_notebooks_are_there():
-    assert [p.name[:3] for p in NOTEBOOKS][:2] == ["01_", "02_"]
+    """The quick start, training, and the research notebook (exact optimal play)."""
+    assert [p.name[:3] for p in NOTEBOOKS][:3] == ["01_", "02_", "03_"]
 
 
 @pytest.mark.slow

@@ -64,7 +64,7 @@ def draw_square_values(ax, board, values, title: str = "", taken=(), lower_is_be
     bar.ax.tick_params(labelsize=6)
 
 
-def placement_figure(board, panels, columns: int = 2, suptitle: str = ""):
+def placement_figure(board, panels, columns: int = 2, suptitle: str = "", digits: int = 2):
     """A figure of one board per panel: ``panels`` is a list of ``(title, values, taken)`` or
     ``(title, values, taken, lower_is_better)`` (default: lower is better, as spooky points)."""
     import matplotlib.pyplot as plt
@@ -72,7 +72,7 @@ def placement_figure(board, panels, columns: int = 2, suptitle: str = ""):
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.9 * rows), squeeze=False)
     for ax, (title, values, taken, *lower) in zip(axes.flat, panels):
-        draw_square_values(ax, board, values, title, taken, lower[0] if lower else True)
+        draw_square_values(ax, board, values, title, taken, lower[0] if lower else True, digits=digits)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     if suptitle:
