@@ -216,7 +216,8 @@ def markdown(results: list[dict]) -> str:
 def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
     """The placement pictures (one per variant) and the decision curves."""
     written = []
-    for variant, names in [("midnight_party", ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1"]),
+    for variant, names in [("midnight_party", ["solo-mp-r1-g1", "solo-mp-r3-g1", "solo-mp-r1-g2", "solo-mp-r1-g3",
+                                               "solo-mp-r1-g4"]),
                            ("hidden_castle", ["solo-hc-g1", "solo-hc-g2"]),
                            ("duo", ["duo-mp-r1-g1-win"])]:
         names = [n for n in names if n in results]

@@ -79,6 +79,8 @@ def test_placement_values_are_the_start_action_values(solo):
 def test_placement_values_refuse_a_bad_placement(solo):
     with pytest.raises(ValueError, match="placed square 30"):
         placement_values(solo, [30])
+    with pytest.raises(ValueError, match="placed square 600"):
+        placement_values(solo, [600])
     with pytest.raises(ValueError, match="placed square 5"):
         placement_values(solo, [5, 5])
     with pytest.raises(ValueError, match="no guest is left"):

@@ -36,19 +36,21 @@ NO_GUEST = 99  # hugo distance where the player has no guest on the gallery
 
 def placement_values(solution: Solution, placed=()) -> np.ndarray:
     """(S,) the expected final result (``Solution.final_values`` units: solo, seat 0's spooky
-    points) of placing the next guest on each gallery square and playing optimally on; nan
-    where the square is taken. ``placed``: the gallery squares of the guests placed before, in
-    placement order (empty: the first guest of the set-up)."""
+    points; two players, seat 0's win chance or point difference) of placing the next guest on
+    each gallery square and playing optimally on; nan where the square is taken. ``placed``:
+    the gallery squares of the guests placed before, in placement order (empty: the first
+    guest of the set-up)."""
     engine = solution.engine
     state = engine.new_games([0])
+    S = engine.rules.num_squares
     for square in placed:
-        if state.phase[0] != PLACE or not state.legal[0, int(square)]:
+        if state.phase[0] != PLACE or not 0 <= int(square) < S or not state.legal[0, int(square)]:
             raise ValueError(f"placed square {square!r} is not a free gallery square at placement "
-                             f"(squares 0..{engine.rules.num_squares - 1}, each once, while guests remain)")
+                             f"(squares 0..{S - 1}, each once, while guests remain)")
         engine.apply_action(state, np.array([int(square)]))
     if state.phase[0] != PLACE:
         raise ValueError(f"after placements {list(placed)} no guest is left to place")
-    values = solution.action_values(state)[0, :engine.rules.num_squares]
+    values = solution.action_values(state)[0, :S]
     return values + booked_points(state, solution.objective)[0]
 
 
