@@ -3,6 +3,7 @@
     python experiments/optimal_hiding.py                 # every set-up below, figures into docs/
     python experiments/optimal_hiding.py --quick         # smoke test: one guest, figures into a temp folder
     python experiments/optimal_hiding.py --set-ups solo-mp-r1-g1,solo-hc-g1 --figures /tmp/fig
+    python experiments/optimal_hiding.py --from-json docs/optimal_hiding.json   # figures and tables again, no solving
 
 Each set-up is solved exactly (``midnight_env.solve.solve``); from the solution
 (``midnight_env.solve.analysis``) come the value of every placement square (first guest, and the
@@ -29,6 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from midnight_env.config import make_config  # noqa: E402
 from midnight_env.render.heatmap import placement_figure  # noqa: E402
 from midnight_env.solve import solve  # noqa: E402
 from midnight_env.solve.analysis import (  # noqa: E402
@@ -177,6 +179,8 @@ def markdown(results: list[dict]) -> str:
     for key, title in [("red", "Enters a red room when one is open to it, by Hugo moves to that guest"),
                        ("room", "Enters a room (any) when a gallery guest may, by Hugo moves to that guest"),
                        ("pass", "Passes when it may, by Hugo moves to its guest on the gallery"),
+                       ("leave", "Takes a guest out of a room when a gallery guest could move instead (hidden_castle), "
+                                 "by Hugo moves to the nearest guest on the gallery"),
                        ("pass_optimal", "Passing is optimal (ties included) when it may pass, by Hugo moves")]:
         lines += ["", f"### {title}", "", "(share of such decisions, in brackets how many a game meets; Hugo moves "
                   "until he reaches the guest (0: he stands on its room's door), \"stairs\": Hugo still on the "
@@ -184,6 +188,8 @@ def markdown(results: list[dict]) -> str:
                   "| set-up | " + " | ".join(MOVES_LABEL[m] for m in MOVES) + " |",
                   "|---|" + "---:|" * len(MOVES)]
         for r in results:
+            if key not in r["decisions"] and key != "pass_optimal":
+                continue
             by = (r["decisions"]["pass"]["optimal_by_moves"] if key == "pass_optimal"
                   else r["decisions"][key]["by_moves"])
             if not by:
@@ -279,6 +285,16 @@ def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
     return written
 
 
+def with_int_keys(result: dict) -> dict:
+    """A result read back from JSON, its tables keyed by numbers again (JSON keys are strings)."""
+    for d in result["decisions"].values():
+        if isinstance(d, dict):
+            for key in ("by_moves", "by_clock", "optimal_by_moves"):
+                if key in d:
+                    d[key] = {int(k): v for k, v in d[key].items()}
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set-ups", default=None, help=f"comma-separated, of {', '.join(SET_UPS)}")
@@ -286,6 +302,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--figures", default=None, help="folder for the PNGs (default docs/, a temp folder "
                                                          "with --quick)")
     parser.add_argument("--json", default=None, help="write every number as one JSON object to this file")
+    parser.add_argument("--from-json", default=None, help="solve nothing: the figures and tables of the results "
+                                                           "saved by --json in this file")
     args = parser.parse_args(argv)
     names = QUICK if args.quick else (args.set_ups.split(",") if args.set_ups else list(SET_UPS))
     for n in names:
@@ -301,6 +319,11 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(__file__).resolve().parents[1] / "docs"
     folder.mkdir(parents=True, exist_ok=True)
     results, boards = {}, {}
+    if args.from_json:
+        names = []
+        for r in json.loads(Path(args.from_json).read_text(encoding="utf-8")):
+            results[r["name"]] = with_int_keys(r)
+            boards[r["name"]] = make_config(r["variant"], r["players"], **r["options"]).board
     for n in names:
         r, sol = analyse(n)
         results[n] = r

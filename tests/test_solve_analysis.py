@@ -182,9 +182,14 @@ def test_the_experiment_script_runs(tmp_path, capsys):
     try:
         spec.loader.exec_module(module)
         module.main(["--quick", "--figures", str(tmp_path), "--json", str(tmp_path / "r.json")])
+        out = capsys.readouterr().out
+        module.main(["--from-json", str(tmp_path / "r.json"), "--figures", str(tmp_path / "again")])
+        again = capsys.readouterr().out
     finally:
         del sys.modules["optimal_hiding"]
-    out = capsys.readouterr().out
+    tables = out[out.index("### Placement"):out.index("Figures:")]
+    assert again[again.index("### Placement"):again.index("Figures:")] == tables  # the same from the saved numbers
+    assert len(list((tmp_path / "again").glob("*.png"))) == 3
     assert "| solo-mp-r1-g1 | 4,202 | -2.949 | 27 |" in out
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["optimal_decisions.png", "placement_hidden_castle.png",
                                                               "placement_midnight_party.png"]
