@@ -97,6 +97,9 @@ class Args:
     """Adam learning rate"""
     anneal_lr: bool = True
     """decay the learning rate linearly to a tenth over the run"""
+    anneal_timesteps: int = 0
+    """env steps over which the learning rate decays (0: total_timesteps); a run stopped early is
+    reproduced by its steps as total_timesteps and the schedule it trained with here"""
     minibatch: int = 1024
     """records per gradient step"""
     epochs: int = 1
@@ -297,6 +300,9 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
             raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
                              f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
+    if args.anneal_timesteps < 0:
+        raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
+                         "(total_timesteps) or more env steps")
     torch.set_num_threads(args.threads)
     np_rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
@@ -343,6 +349,18 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         logger.log(step, metrics)
         return metrics
 
+    def training_so_far(step: int, iteration: int, seconds: float | None = None,
+                        cpu_seconds: float | None = None) -> dict[str, Any]:
+        seconds = time.perf_counter() - start if seconds is None else seconds
+        cpu_seconds = time.process_time() - cpu_start if cpu_seconds is None else cpu_seconds
+        training = training_metadata("value_iteration", config, args.seed, seconds, step,
+                                     cpu_seconds=cpu_seconds, command=command, code=code)
+        training["cpu_minutes"] = round(cpu_seconds / 60, 1)
+        training["iterations"] = iteration
+        if previous is not None:
+            training["init_model"] = {"path": args.init_model, "training": previous}
+        return training
+
     replay: list[tuple[np.ndarray, np.ndarray]] = []
     global_step, iteration, last = 0, 0, {}
     bar = tqdm(total=args.total_timesteps, unit="step", unit_scale=True, disable=not args.progress,
@@ -351,7 +369,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if args.max_seconds and time.perf_counter() - start > args.max_seconds:
             break
         iteration += 1
-        frac = min(1.0, global_step / args.total_timesteps)
+        frac = min(1.0, global_step / (args.anneal_timesteps or args.total_timesteps))
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
         # -- play --------------------------------------------------------------------------------
@@ -405,18 +423,13 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             bar.write(f"iteration {iteration}, {global_step} steps, {ev['charts/cpu_minutes']:.1f} CPU-min: "
                       f"{ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} points, "
                       f"margin {ev.get('eval/margin', 0):+.2f}")
+            # a checkpoint carries its training so far: a run stopped by hand still ships with its cost
             save_model(run_dir / "checkpoints" / f"step{global_step}", net.weights(),
-                       value_meta(engine, args.points_scale))
+                       value_meta(engine, args.points_scale, training_so_far(global_step, iteration)))
     bar.close()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(global_step)
-    training = training_metadata("value_iteration", config, args.seed, seconds, global_step,
-                                 cpu_seconds=cpu_seconds, command=command, code=code)
-    training["cpu_minutes"] = round(cpu_seconds / 60, 1)
-    training["iterations"] = iteration
-    if previous is not None:
-        training["init_model"] = {"path": args.init_model, "training": previous}
-    meta = value_meta(engine, args.points_scale, training)
+    meta = value_meta(engine, args.points_scale, training_so_far(global_step, iteration, seconds, cpu_seconds))
     save_model(run_dir / "model", net.weights(), meta)
     if args.save_model:
         save_model(args.save_model, net.weights(), meta)
