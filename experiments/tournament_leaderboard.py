@@ -2,10 +2,11 @@
 
 For every set-up, the **full field** (every agent of ``midnight agents`` that can play it without
 options: the default tournament's agents plus the trained ones; not ``openspiel_mcts``, too slow,
-see ``TOO_SLOW``) and the **strong
-field** (the set-up's trained champion, ``search``, ``search`` at 4x its default budget,
-``expert`` and the previous trained champion where there is one; with 6 players, whose
-tournaments need 6 agents, also ``search`` at 16x and the champion playing one ply).
+see ``TOO_SLOW``) and, where a trained champion is shipped (``value-<variant>-<N>p`` in
+agents/models/), the **strong field**: the champion playing one ply and inside the search at
+search's default budget, ``search``, ``search`` at 4x its default budget, ``expert`` and the previous
+trained champion where there is one; with 6 players, whose tournaments need 6 agents, also
+``search`` at 16x. A set-up without a champion has no strong field yet, and LEADERBOARD.md says so.
 
 Runs ``midnight tournament`` once per tournament (as a sub-process: the command written into
 LEADERBOARD.md is exactly the one that ran), ``--jobs`` at a time, with databases, logs and
@@ -51,8 +52,17 @@ class Args:
     write_only: bool = False  # only write LEADERBOARD.md from the databases
 
 
-def champion(variant: str, players: int) -> str:
-    return f"value-{variant}-{players}p"
+def champion(variant: str, players: int) -> str | None:
+    """The set-up's shipped value model, or None where none is shipped yet."""
+    from midnight_env.registry import list_agents
+
+    name = f"value-{variant}-{players}p"
+    return name if name in dict(list_agents()) else None
+
+
+def searching(champ: str) -> str:
+    """The champion inside the search, at search's default budget."""
+    return f"{champ}:budget={DEFAULT_BUDGET}"
 
 
 def previous_champion(variant: str, players: int) -> list[str]:
@@ -75,10 +85,11 @@ def agents_for(variant: str, players: int, field: str) -> list[str]:
     from midnight_env.tournament.config import fit_error
 
     if field == "strong":
-        agents = [champion(variant, players), "search", f"search:budget={4 * DEFAULT_BUDGET}", "expert",
+        champ = champion(variant, players)
+        agents = [champ, searching(champ), "search", f"search:budget={4 * DEFAULT_BUDGET}", "expert",
                   *previous_champion(variant, players)]
         if players == 6:
-            agents += [f"search:budget={16 * DEFAULT_BUDGET}", f"{champion(variant, players)}:budget=0"]
+            agents += [f"search:budget={16 * DEFAULT_BUDGET}"]
         return agents
     engine = Engine(variant, players)
     names = []
@@ -100,6 +111,8 @@ def tournaments(args: Args) -> list[tuple[str, int, str]]:
     for variant, players in SETUPS:
         for field in FIELDS:
             setup = f"{variant}-{players}p"
+            if field == "strong" and champion(variant, players) is None:
+                continue  # no trained champion to measure among the strong yet
             if not wanted or setup in wanted or f"{setup}-{field}" in wanted:
                 out.append((variant, players, field))
     return out
@@ -125,10 +138,13 @@ def run_one(variant: str, players: int, field: str, args: Args) -> tuple[str, fl
     return f"{variant}-{players}p-{field}", time.time() - start, code
 
 
-def verdict(standings, champ: str) -> str:
+def verdict(standings, champ: str | None) -> str:
     """Where the champion stands by mean points: first with its interval clear of every other's, or not."""
     by_points = sorted(standings, key=lambda s: s.mean_points)
     best, rest = by_points[0], by_points[1:]
+    if champ is None:
+        return (f"**No trained champion for this set-up yet**: first by points `{best.agent}` "
+                f"{best.mean_points:.2f} ± {best.points_ci:.2f}.")
     mine = next((s for s in standings if s.agent == champ), None)
     if mine is None:
         return f"`{champ}` did not play."
@@ -185,8 +201,11 @@ def write_markdown(args: Args) -> Path:
         lines.append("")
         lines.append(markdown_table(standings))
         lines.append("")
-        lines.append(verdict(standings, champion(variant, players)))
-        lines.append("")
+        champ = champion(variant, players)
+        for who in ([champ, searching(champ)] if champ else [None]):
+            if who is None or any(s.agent == who for s in standings):
+                lines.append(verdict(standings, who))
+                lines.append("")
     path = ROOT / "LEADERBOARD.md"
     if path.exists():  # keep the hand-written notes (the analysis of the results) below the tables
         old = path.read_text(encoding="utf-8")

@@ -18,6 +18,13 @@ from midnight_env.registry import list_agents, make_agent
 
 torch = pytest.importorskip("torch")
 from midnight_env.training import value as training  # noqa: E402  (needs torch)
+from midnight_env.training.args import to_mapping  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS_DIR = ROOT / "agents" / "models"
+SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
+# settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
+NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -143,6 +150,11 @@ def test_value_training_runs_and_a_seed_decides_the_run(tmp_path):
     for key in ("command", "seed", "cpu_time_s", "cpu_minutes", "env_steps", "git_commit"):
         assert meta["training"][key] not in (None, ""), key
     assert make_agent(f"value:path={a / 'model.npz'}").model.num_parameters > 0
+    # a checkpoint carries the training so far, so that a run stopped by hand can still be shipped
+    step = series["eval/points"][0][0]
+    checkpoint = json.loads((a / "checkpoints" / f"step{step}.json").read_text())["training"]
+    assert (checkpoint["env_steps"], checkpoint["seed"], checkpoint["config"]) == (step, 3, meta["training"]["config"])
+    assert 0 < checkpoint["cpu_time_s"] <= meta["training"]["cpu_time_s"]
 
 
 def test_fitting_lowers_the_error_on_the_records():
@@ -171,3 +183,48 @@ def test_midnight_train_runs_the_value_trainer(tmp_path, capsys):
 
 def test_value_agents_are_listed():
     assert "value" in dict(list_agents())
+
+
+def test_a_learning_rate_horizon_below_zero_is_refused():
+    with pytest.raises(ValueError, match=r"anneal_timesteps=-1 is out of range"):
+        training.train(training.load_config(overrides={"anneal_timesteps": -1}))
+
+
+# -- the shipped value models ----------------------------------------------------------------------
+
+
+def test_value_models_are_shipped():
+    assert {"value-midnight_party-4p", "value-hidden_castle-4p"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_value_configs_reproduce_the_shipped_value_models(name):
+    """configs/<name>.yaml holds every setting the model was trained with; a run stopped by hand is
+    reproduced by its steps as total_timesteps and its planned total as the learning rate's horizon."""
+    trained = json.loads((MODELS_DIR / f"{name}.json").read_text())["training"]
+    path = ROOT / "configs" / f"{name}.yaml"
+    assert trained["config"]["config"] == str(path.relative_to(ROOT))
+    expected = {**NEWER_THAN_SHIPPED, **trained["config"]}
+    if "stopped" in trained:
+        expected["anneal_timesteps"] = expected["anneal_timesteps"] or expected["total_timesteps"]
+        expected["total_timesteps"] = trained["env_steps"]
+    mine = to_mapping(training.load_config(path))
+    ignored = ("config", "progress")  # the file's name; the progress bar changes nothing learned
+    assert ({k: v for k, v in mine.items() if k not in ignored}
+            == {k: v for k, v in expected.items() if k not in ignored})
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_value_model_is_listed_small_documented_and_plays_legal_games(name):
+    assert name in dict(list_agents())
+    assert (MODELS_DIR / f"{name}.npz").stat().st_size < 5_000_000
+    meta = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    trained = meta["training"]
+    for key in ("algorithm", "command", "config", "seed", "env_steps", "cpu_minutes", "git_commit", "engine_version"):
+        assert trained.get(key) not in (None, ""), key
+    assert trained["config"]["seed"] == trained["seed"] and name == f"value-{meta['variant']}-{meta['num_players']}p"
+    engine = Engine(meta["variant"], meta["num_players"])
+    n = meta["num_players"]
+    lineups = np.array([[(seat + k) % 2 for seat in range(n)] for k in range(8)])
+    res = play_batch(engine, [make_agent(name), make_agent("expert")], lineups, range(8))
+    assert (res.decisions > 0).all() and not res.truncated.any()
