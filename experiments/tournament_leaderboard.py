@@ -139,23 +139,26 @@ def run_one(variant: str, players: int, field: str, args: Args) -> tuple[str, fl
 
 
 def verdict(standings, champ: str | None) -> str:
-    """Where the champion stands by mean points: first with its interval clear of every other's, or not."""
+    """Where the champion stands by mean points: first with its interval clear of every other agent's,
+    or not. Its forms (one ply, and inside the search: ``champ:budget=N``) count as one player: the
+    best of them is compared with every agent that is not a form of the champion."""
     by_points = sorted(standings, key=lambda s: s.mean_points)
-    best, rest = by_points[0], by_points[1:]
+    best = by_points[0]
     if champ is None:
         return (f"**No trained champion for this set-up yet**: first by points `{best.agent}` "
                 f"{best.mean_points:.2f} ± {best.points_ci:.2f}.")
-    mine = next((s for s in standings if s.agent == champ), None)
-    if mine is None:
+    forms = [s for s in by_points if s.agent == champ or s.agent.startswith(f"{champ}:")]
+    if not forms:
         return f"`{champ}` did not play."
-    runner_up = rest[0] if best.agent == champ else best
-    interval = f"{mine.mean_points:.2f} ± {mine.points_ci:.2f}"
-    other = f"`{runner_up.agent}` {runner_up.mean_points:.2f} ± {runner_up.points_ci:.2f}"
-    if best.agent != champ:
-        return f"**Not first**: `{champ}` {interval} points; best {other}."
-    clear = all(mine.mean_points + mine.points_ci < s.mean_points - s.points_ci for s in rest)
-    return (f"**First, interval clear of every other agent's**: `{champ}` {interval} points, next best {other}."
-            if clear else f"**First, but its interval overlaps**: `{champ}` {interval} points, next best {other}.")
+    mine, rivals = forms[0], [s for s in by_points if s not in forms]
+    interval = f"`{mine.agent}` {mine.mean_points:.2f} ± {mine.points_ci:.2f}"
+    rival = f"`{rivals[0].agent}` {rivals[0].mean_points:.2f} ± {rivals[0].points_ci:.2f}"
+    also = "".join(f"; its other form `{s.agent}` {s.mean_points:.2f} ± {s.points_ci:.2f}" for s in forms[1:])
+    if best is not mine:
+        return f"**Not first**: {interval} points; best {rival}{also}."
+    clear = all(mine.mean_points + mine.points_ci < s.mean_points - s.points_ci for s in rivals)
+    head = "First, interval clear of every other agent's" if clear else "First, but its interval overlaps"
+    return f"**{head}**: {interval} points, next best other agent {rival}{also}."
 
 
 def write_markdown(args: Args) -> Path:
@@ -164,11 +167,12 @@ def write_markdown(args: Args) -> Path:
     lines = ["# Leaderboard", "",
              "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
              "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
-             "can play the game (the trained ones fit only the game they were trained for), and the **strong "
-             "field**: the set-up's trained champion `value-<variant>-<N>p`, `search` at its default budget and "
-             f"at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous trained champion where "
-             f"there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so there also "
-             f"`search:budget={16 * DEFAULT_BUDGET}` and the champion playing one ply (`:budget=0`). "
+             "can play the game (the trained ones fit only the game they were trained for), and, where a trained "
+             "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
+             f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
+             f"default budget and at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous "
+             "trained champion where there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so "
+             f"there also `search:budget={16 * DEFAULT_BUDGET}`. "
              "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
              "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "
              "with a 95 % interval clustered by deal; the verdict under each table reads them. Rating: openskill "
@@ -176,6 +180,11 @@ def write_markdown(args: Args) -> Path:
              "win rate counts shared wins.", "",
              f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which "
              "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
+    shipped = [f"`{champion(v, n)}`" for v, n in SETUPS if champion(v, n)]
+    missing = [f"{v} {n}p" for v, n in SETUPS if not champion(v, n)]
+    lines += [f"Trained champions shipped: {', '.join(shipped) or 'none'}. "
+              f"**No trained champion yet** for {', '.join(missing) or 'no set-up'}: "
+              "those set-ups have the full field only.", ""]
     for variant, players, field in tournaments(Args(out=args.out, seed=args.seed, min_games=args.min_games,
                                                     batch_size=args.batch_size)):
         cmd = command(variant, players, field, args)
@@ -201,11 +210,8 @@ def write_markdown(args: Args) -> Path:
         lines.append("")
         lines.append(markdown_table(standings))
         lines.append("")
-        champ = champion(variant, players)
-        for who in ([champ, searching(champ)] if champ else [None]):
-            if who is None or any(s.agent == who for s in standings):
-                lines.append(verdict(standings, who))
-                lines.append("")
+        lines.append(verdict(standings, champion(variant, players)))
+        lines.append("")
     path = ROOT / "LEADERBOARD.md"
     if path.exists():  # keep the hand-written notes (the analysis of the results) below the tables
         old = path.read_text(encoding="utf-8")
