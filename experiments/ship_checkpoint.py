@@ -9,7 +9,7 @@ from, which the old checkpoint did not record (``--commit``), and how to reprodu
 ``--reproduce`` names the config in configs/ whose total_timesteps is the checkpoint's steps and
 whose anneal_timesteps is the run's planned total, so the learning rate follows the same schedule.
 
-    python experiments/ship_checkpoint.py /work/wt/strength/runs/value-midnight_party-4p-s1 8229337 \\
+    python experiments/ship_checkpoint.py runs/value-midnight_party-4p-s1 8229337 \\
         agents/models/value-midnight_party-4p --commit e4406b2 --reproduce configs/value-midnight_party-4p.yaml
 """
 
