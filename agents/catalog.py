@@ -16,4 +16,7 @@ BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
                               SearchAgent, PPOAgent, OptimalAgent, ValueAgent)]
 BUILTIN_AGENTS += SHIPPED_AGENTS + SHIPPED_VALUE_AGENTS
+# the shipped trained agents, strongest kind first: where both kinds fit a game the value network
+# beat the PPO policy in every strong-field tournament (LEADERBOARD.md)
+SHIPPED_CHAMPIONS = [info.name for info in SHIPPED_VALUE_AGENTS + SHIPPED_AGENTS]
 BUILTIN_AGENTS.append(AgentInfo(MCTSAgent.name, MCTSAgent, MCTSAgent.description))  # needs the openspiel extra

@@ -110,7 +110,7 @@ def test_agents_say_which_can_play_the_game_and_offer_the_shipped_champion(clien
     castle = client.get("/api/agents", params={"variant": "hidden_castle", "players": 4}).json()
     fits = {a["name"]: a["fits"] for a in castle["agents"]}
     assert fits["ppo-hidden_castle-4p"] and not fits["ppo-midnight_party-4p"] and fits["random"]
-    assert castle["champion"] == "ppo-hidden_castle-4p"
+    assert castle["champion"] == "value-hidden_castle-4p"
     three = client.get("/api/agents", params={"variant": "midnight_party", "players": 3}).json()
     assert three["champion"] == "expert"  # no trained model fits three players
 

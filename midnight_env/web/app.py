@@ -40,6 +40,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from midnight_agents.catalog import SHIPPED_CHAMPIONS
 from midnight_env.config import VARIANTS
 from midnight_env.engine import Engine
 from midnight_env.registry import agent_infos, make_agent, plugin_errors
@@ -137,9 +138,10 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
 
     def champion(agents: list[dict]) -> str:
         """The agent the page offers first: the strongest shipped one that plays this game (the
-        trained model where one fits, else the expert, else the first that fits)."""
+        trained model where one fits, the strongest kind first, else the expert, else the first
+        that fits)."""
         fitting = [a["name"] for a in agents if a["fits"]]
-        trained = [name for name in fitting if name.startswith("ppo-")]
+        trained = [name for name in SHIPPED_CHAMPIONS if name in fitting]
         if trained:
             return trained[0]
         return "expert" if "expert" in fitting else (fitting[0] if fitting else "random")
