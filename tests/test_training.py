@@ -25,7 +25,7 @@ from midnight_agents.ppo import MODELS_DIR, ModelError, PolicyModel, PPOAgent, m
 from midnight_env.engine import Engine
 from midnight_env.play import play_batch
 from midnight_env.registry import list_agents, make_agent
-from midnight_env.training.args import to_mapping
+from midnight_env.training.args import ConfigFileError, parse_args, to_mapping
 from midnight_env.training.logger import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,9 +161,17 @@ def test_chain_advantages_follow_each_seat_and_stop_at_the_game_end():
     assert trainable[:, 0].tolist() == [True, True, True, True, False, False]  # the new game's outcome is unknown
 
 
-def test_native_args_from_yaml_with_flags_winning(tmp_path):
-    from midnight_env.training.args import parse_args
+def test_native_rule_options_from_a_flag_reach_the_engine():
+    # a bare `dict` field (options) used to pass the flag's text through, and the trainer failed on it
+    args = parse_args(native.Args, ["--num-players", "1", "--options", "rounds=1,guests_per_player=2"])
+    assert args.options == {"rounds": "1", "guests_per_player": "2"}
+    engine = Engine(args.variant, args.num_players, **args.options)
+    assert engine.config.options["rounds"] == 1 and engine.config.options["guests_per_player"] == 2
+    with pytest.raises(ConfigFileError, match="options"):
+        parse_args(native.Args, ["--options", "rounds"])
 
+
+def test_native_args_from_yaml_with_flags_winning(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("num_envs: 8\nhidden_sizes: [16, 8]\nopponents: [expert]\nlearning_rate: 0.01\n")
     args = parse_args(native.Args, ["--config", str(cfg), "--learning-rate", "0.5"])

@@ -70,7 +70,7 @@ def _convert(name: str, kind, value: Any):
         if origin in (list, tuple):
             items = [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else list(value or [])
             return origin(_convert(name, args[0], item) for item in items)
-        if origin is dict:
+        if origin is dict or kind is dict:  # a bare `dict` field too (native's options)
             if isinstance(value, str):
                 pairs = [p.partition("=") for p in value.split(",") if p.strip()]
                 if any(not eq for _, eq, _ in pairs):

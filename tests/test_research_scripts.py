@@ -1,0 +1,101 @@
+"""The research scripts run tiny (experiments/regret_table.py, experiments/exploitability.py), and
+native PPO trains a one-player set-up whose checkpoints the regret table evaluates exactly.
+
+The numbers they print for docs/RESEARCH.md come from full runs; here they run in seconds on the
+smallest solved set-up, and what they compute is checked against values known independently:
+random's exact regret on solo-mp-r1-g1 (tests/test_solve.py pins the solver), a policy against
+itself gaining exactly nothing on the same deals.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from midnight_env.registry import make_agent
+from midnight_env.solve.policy import agent_policy, evaluate_policy
+from midnight_env.solve.solution import solve
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and not line.startswith("| agent"):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_regret_table_is_exact_for_tie_breaking_agents_and_plays_search(tmp_path, capsys):
+    script = load_script("regret_table")
+    out = tmp_path / "table.md"
+    assert script.main(["--setups", "solo-mp-r1-g1", "--agents", "random,runner,search:budget=100",
+                        "--games", "40", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert out.read_text().strip() == text.strip()
+    rows = table_rows(text)
+    sol = solve("midnight_party", 1, rounds=1, guests_per_player=1)
+    random_value = evaluate_policy(sol, agent_policy(sol, make_agent("random"), seats=[0])).value
+    assert rows["random"][:3] == [f"{random_value:.4f}", f"{random_value - sol.value:.4f}", "exact"]
+    assert rows["runner"][2] == "exact" and float(rows["runner"][1]) > 0
+    assert rows["search:budget=100"][2] == "by play" and "±" in rows["search:budget=100"][1]
+    assert "-2.9488" in text  # the optimum, as midnight solve reports it
+
+
+def test_regret_table_refuses_an_unknown_set_up(capsys):
+    assert load_script("regret_table").main(["--setups", "solo-mp-r9-g9"]) == 2
+    assert "solo-mp-r9-g9" in capsys.readouterr().err
+
+
+def test_exploitability_of_an_agent_against_itself_is_exactly_nothing(tmp_path, capsys):
+    script = load_script("exploitability")
+    assert script.main(["--fields", "random", "--responders", "random,expert", "--deals", "3", "--batch", "5",
+                        "--out", str(tmp_path / "x.md")]) == 0
+    row = table_rows(capsys.readouterr().out)["random"]
+    assert row[1] == "+0.00 ± 0.00"  # the same agent on the same deals: the same games
+    assert float(row[2].split()[0]) > 0  # the expert beats random's seat by far
+    assert row[3] == "expert"
+
+
+@pytest.mark.slow
+def test_native_ppo_trains_one_player_and_its_checkpoints_get_an_exact_regret(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from midnight_env.training import native
+
+    result = native.main(["--variant", "midnight_party", "--num-players", "1", "--options",
+                          "rounds=1,guests_per_player=1", "--total-timesteps", "1024",
+                          "--num-envs", "16", "--num-steps", "16", "--hidden-sizes", "16", "--opponents", "",
+                          "--eval-every", "2", "--eval-games", "8", "--eval-opponents", "", "--run-dir",
+                          str(tmp_path), "--check-actions", "true", "--progress", "false"])
+    run = result["run_dir"]
+    assert result["metrics"]["charts/illegal_actions"] == 0
+    checkpoints = sorted((run / "checkpoints").glob("step*.npz"), key=lambda p: int(p.stem[4:]))
+    assert [p.stem for p in checkpoints] == ["step512", "step1024"]
+    capsys.readouterr()
+    plot = tmp_path / "regret.png"
+    script = load_script("regret_table")
+    assert script.main(["--setups", "", "--ppo-runs", str(run), "--references", "runner", "--plot", str(plot)]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    sol = solve("midnight_party", 1, rounds=1, guests_per_player=1)
+    greedy = make_agent(f"ppo:path={checkpoints[-1]}")
+    exact = evaluate_policy(sol, agent_policy(sol, greedy, seats=[0]))
+    assert rows["ppo step 1,024"][:3] == [f"{exact.value:.4f}", f"{exact.value - sol.value:.4f}", "exact"]
+    assert rows["ppo step 1,024"][3] == "0.0%"  # greedy play: no draw at any decision
+    assert plot.stat().st_size > 0 and np.isfinite(float(rows["runner"][1]))
