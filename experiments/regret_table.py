@@ -101,6 +101,7 @@ class Row:
     played_regret: tuple[float, float] | None
     seconds: float
     steps: int | None = None  # env steps of a PPO checkpoint
+    minimax_regret: float = float("nan")  # two players: exact regret with seat 1 playing the solution's optimum
 
 
 def regret_rows(setup: SetUp, specs: list[str], games: int, seed: int, solution=None,
@@ -111,26 +112,70 @@ def regret_rows(setup: SetUp, specs: list[str], games: int, seed: int, solution=
         solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))
     optimum = solution.value
     sign = -1.0 if seat_modes(setup.players, setup.objective)[0] == MAXIMISE else 1.0  # regret = sign * (v - opt)
+    duo = setup.players == 2
+    optimal_seat1 = agent_policy(solution, solution_agent(solution), seats=[1]) if duo else None
     rows = []
     for spec in specs:
         start = time.process_time()
         agent = make_agent(spec)
         exact = exact_on_graph(spec)
-        value, tied, played = float("nan"), float("nan"), None
+        value, tied, played, minimax = float("nan"), float("nan"), None, float("nan")
         if exact:
             policy = agent_policy(solution, agent, seats=[0])
             value = evaluate_policy(solution, policy).value
             tied = policy.tied / max(policy.decisions, 1)
+            if duo:
+                minimax = sign * (evaluate_policy(solution, [policy, optimal_seat1]).value - optimum)
         if games > 0 and (not exact or play_all):
-            lineup = [agent] if setup.players == 1 else [agent, solution_agent(solution)]
+            lineup = [agent] if not duo else [agent, solution_agent(solution)]
             played = play_values(solution, lineup, games, seed)
         if not exact and played is None:
             raise ValueError(f"{spec!r} is not evaluated exactly on the graph: give --games to play it")
-        regret = sign * ((value if exact else played[0]) - optimum)
-        rows.append(Row(setup.name, spec, optimum, value if exact else played[0], regret, exact, tied,
-                        played, (sign * (played[0] - optimum), played[1]) if played else None,
-                        time.process_time() - start, (steps or {}).get(spec)))
+        played_regret = (sign * (played[0] - optimum), played[1]) if played else None
+        if exact:
+            regret = sign * (value - optimum)
+        else:  # solo: play gives the regret; two players: only against the minimax seat 1
+            regret = played_regret[0] if not duo else float("nan")
+            value = played[0] if not duo else float("nan")
+        rows.append(Row(setup.name, spec, optimum, value, regret, exact, tied, played, played_regret,
+                        time.process_time() - start, (steps or {}).get(spec), minimax))
     return rows
+
+
+def mistake_kinds(setup: SetUp, specs: list[str], solution=None) -> str:
+    """Where each agent's choice is worse than optimal (by more than 1e-9 in value), over every
+    decision state of the graph (not weighted by how often play reaches it; ties at draw 0):
+    how many, and which kind of choice the optimum makes there and which the agent makes."""
+    from collections import Counter
+
+    from midnight_env.solve.policy import FixedDraws
+    from midnight_env.state import MOVE, PLACE
+
+    if solution is None:
+        solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))
+    g, engine = solution.graph, solution.engine
+    ids = np.flatnonzero(((g.phases == PLACE) | (g.phases == MOVE)) & (g.players == 0))
+    state = solution.positions(ids)
+    q = solution.action_values(state)
+    sign = -1.0 if seat_modes(setup.players, setup.objective)[0] == MAXIMISE else 1.0
+    best = solution.best[ids].astype(np.int64)
+    squares, rooms, passing = engine.board.num_squares, engine.board.num_rooms, engine.num_actions - 1
+
+    def kind(a: int) -> str:
+        if a == passing:
+            return "pass"
+        return "place" if a < squares else ("walk" if (a - squares) % (1 + rooms) == 0 else "enter a room")
+
+    lines = [f"{setup.name}: {len(ids):,} decision states of seat 0"]
+    for spec in specs:
+        acts = make_agent(spec).act(FixedDraws(engine, state, np.arange(len(ids)), np.zeros(len(ids), np.uint64),
+                                               draws=np.zeros(len(ids))))
+        gap = sign * (q[np.arange(len(ids)), acts] - q[np.arange(len(ids)), best])
+        wrong = gap > 1e-9
+        kinds = Counter((kind(o), kind(a)) for o, a in zip(best[wrong], acts[wrong])).most_common(4)
+        lines.append(f"  {spec}: worse than optimal at {wrong.sum():,}; optimum / agent: "
+                     + ", ".join(f"{o} / {a} {n:,}" for (o, a), n in kinds))
+    return "\n".join(lines)
 
 
 def markdown(rows: list[Row], setups: dict[str, SetUp]) -> str:
@@ -140,24 +185,30 @@ def markdown(rows: list[Row], setups: dict[str, SetUp]) -> str:
         by_setup.setdefault(r.setup, []).append(r)
     for name, group in by_setup.items():
         s = setups[name]
+        duo = s.players == 2
         unit = {"win": "chance to win (a tie 1/2)", "points": "points"}[s.objective]
-        what = ("expected final spooky points (fewer is better)" if s.players == 1 else
-                f"seat 0's {'points minus seat 1' if s.objective == 'points' else unit}, seat 1 a best response")
+        what = ("expected final spooky points (fewer is better)" if not duo else
+                f"seat 0's {'points minus seat 1 (fewer is better)' if s.objective == 'points' else unit}")
         out.append(f"**{name}** (`{s.command()}`): optimum {group[0].optimum:.4f}, {what}\n")
-        against = "" if s.players == 1 else " (seat 1 minimax optimal)"
         played = any(r.played and r.exact for r in group)
-        head = "| agent | value | regret | how | ties |" + (f" regret by play{against} ± 95 % |" if played else "")
+        if duo:
+            head = ("| agent | value, seat 1 a best response | regret | regret, seat 1 the minimax optimum | how | "
+                    "ties |")
+        else:
+            head = "| agent | value | regret | how | ties |" + (" regret by play ± 95 % |" if played else "")
         out.append(head)
         out.append("|" + "---|" * (head.count("|") - 1))
         for r in group:
             if r.exact:
-                line = f"| {r.agent} | {r.value:.4f} | {r.regret:.4f} | exact | {r.tied:.1%} |"
+                cells = [f"{r.value:.4f}", f"{r.regret:.4f}"] + ([f"{r.minimax_regret:.4f}"] if duo else [])
+                cells += ["exact", f"{r.tied:.1%}"]
+                if played and not duo:
+                    cells.append(f"{r.played_regret[0]:.3f} ± {r.played_regret[1]:.3f}" if r.played else "")
             else:
-                line = (f"| {r.agent} | {r.value:.3f} ± {r.played[1]:.3f} | {r.regret:.3f} ± {r.played[1]:.3f} | "
-                        f"by play | |")
-            if played:
-                line += f" {r.played_regret[0]:.3f} ± {r.played_regret[1]:.3f} |" if r.played else " |"
-            out.append(line)
+                band = f"{r.played_regret[0]:.3f} ± {r.played_regret[1]:.3f}"
+                cells = (["", "", band] if duo else [f"{r.value:.3f} ± {r.played[1]:.3f}", band])
+                cells += ["by play", ""]
+            out.append(f"| {r.agent} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -213,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --plot: agents drawn as dotted lines on each run's set-up")
     p.add_argument("--plot", help="with --ppo-runs: draw regret against env steps into this PNG")
     p.add_argument("--out", help="also write the markdown here")
+    p.add_argument("--mistakes", action="store_true",
+                   help="instead of the table: where each agent's choices differ from the optimum, by kind")
     a = p.parse_args(argv)
     setups = dict(SETUPS)
     rows: list[Row] = []
@@ -222,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--setups {name!r} is not allowed: allowed are {', '.join(SETUPS)}", file=sys.stderr)
             return 2
     specs = split_specs(a.agents) if a.agents else []
+    if a.mistakes:
+        for name in names:
+            print(mistake_kinds(SETUPS[name], specs))
+        return 0
     for name in names:
         rows += regret_rows(SETUPS[name], specs, a.games, a.seed, play_all=a.play_all)
         print(f"{name}: done ({sum(r.seconds for r in rows if r.setup == name):.0f} CPU-s)", file=sys.stderr)
