@@ -234,19 +234,26 @@ def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    drawn = set()  # a reference agent on a set-up that several runs share: one line
     for (name, points), colour in zip(curves.items(), plt.rcParams["axes.prop_cycle"].by_key()["color"]):
         steps, regrets = zip(*points)
-        ax.plot(steps, np.maximum(regrets, 1e-4), marker="o", ms=3, label=f"PPO {name}", color=colour)
+        short = name.removeprefix("ppo-solo-").removesuffix("-s1")
+        ax.plot(steps, np.maximum(regrets, 1e-4), marker="o", ms=3, label=f"PPO {short}", color=colour)
         for agent, regret in references.get(name, {}).items():
+            if (agent, round(regret, 9)) in drawn:
+                continue
+            drawn.add((agent, round(regret, 9)))
             ax.axhline(regret, ls=":", lw=1, color=colour)
-            ax.annotate(f"{agent} ({name})", (steps[-1], regret), fontsize=7, color=colour, ha="right", va="bottom")
+            ax.annotate(f"{agent} {regret:.2f}", (0, regret), xycoords=("axes fraction", "data"), fontsize=7,
+                        color=colour, ha="left", va="bottom")
     ax.axhline(0.05, ls="--", lw=1, color="grey")
+    ax.annotate("aim 0.05", (0, 0.05), xycoords=("axes fraction", "data"), fontsize=7, color="grey", va="bottom")
     ax.set_yscale("log")
     ax.set_xlabel("env steps (decisions)")
     ax.set_ylabel("regret: expected points above the optimum")
     ax.set_title("Native PPO on solved solo set-ups: exact regret of greedy play")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
