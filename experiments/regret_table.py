@@ -33,6 +33,7 @@ steps.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -225,6 +226,11 @@ def ppo_checkpoints(run: Path) -> tuple[SetUp, list[tuple[int, str]]]:
     found = []
     for path in (run / "checkpoints").glob("step*.npz"):
         found.append((int(re.fullmatch(r"step(\d+)", path.stem).group(1)), f"ppo:path={path}"))
+    final = run / "model.json"  # the model at the run's end, where it ended between checkpoints
+    if final.exists():
+        steps = json.loads(final.read_text())["training"]["env_steps"]
+        if steps not in {s for s, _ in found}:
+            found.append((steps, f"ppo:path={run / 'model.npz'}"))
     return setup, sorted(found)
 
 

@@ -59,6 +59,14 @@ def test_regret_table_is_exact_for_tie_breaking_agents_and_plays_search(tmp_path
     assert "-2.9488" in text  # the optimum, as midnight solve reports it
 
 
+def test_regret_table_counts_where_an_agent_leaves_the_optimum(capsys):
+    assert load_script("regret_table").main(["--setups", "solo-mp-r1-g1", "--agents", "expert", "--mistakes"]) == 0
+    out = capsys.readouterr().out
+    assert "solo-mp-r1-g1: 3,361 decision states of seat 0" in out
+    # the expert's commonest mistake: it enters a room where the optimum walks on towards a green one
+    assert "expert: worse than optimal at 1,469; optimum / agent: walk / enter a room 1,123" in out
+
+
 def test_regret_table_refuses_an_unknown_set_up(capsys):
     assert load_script("regret_table").main(["--setups", "solo-mp-r9-g9"]) == 2
     assert "solo-mp-r9-g9" in capsys.readouterr().err
