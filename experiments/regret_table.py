@@ -266,7 +266,8 @@ def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--setups", default=",".join(DEFAULT_SETUPS), help=f"comma-separated, of {', '.join(SETUPS)}")
+    p.add_argument("--setups", help=f"comma-separated, of {', '.join(SETUPS)} (default: "
+                   f"{','.join(DEFAULT_SETUPS)}; none with --ppo-runs)")
     p.add_argument("--agents", default=DEFAULT_AGENTS, help="agent specs, comma-separated")
     p.add_argument("--games", type=int, default=1000,
                    help="games played by each agent not evaluated exactly on the graph (search), 95 %% interval")
@@ -282,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     setups = dict(SETUPS)
     rows: list[Row] = []
+    if a.setups is None:
+        a.setups = "" if a.ppo_runs else ",".join(DEFAULT_SETUPS)
     names = split_specs(a.setups) if a.setups else []
     for name in names:
         if name not in SETUPS:

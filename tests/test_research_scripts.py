@@ -99,7 +99,7 @@ def test_native_ppo_trains_one_player_and_its_checkpoints_get_an_exact_regret(tm
     capsys.readouterr()
     plot = tmp_path / "regret.png"
     script = load_script("regret_table")
-    assert script.main(["--setups", "", "--ppo-runs", str(run), "--references", "runner", "--plot", str(plot)]) == 0
+    assert script.main(["--ppo-runs", str(run), "--references", "runner", "--plot", str(plot)]) == 0
     rows = table_rows(capsys.readouterr().out)
     sol = solve("midnight_party", 1, rounds=1, guests_per_player=1)
     greedy = make_agent(f"ppo:path={checkpoints[-1]}")
