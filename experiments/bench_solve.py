@@ -22,35 +22,8 @@ import subprocess
 import sys
 import time
 
-# a six-square board with a red, a green and a plain room and three steps: two players of
-# hidden_castle keep both seats' points in the key, too many states on the real board
-TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
-               "rooms": [{"door": 1, "kind": "red"}, {"door": 3, "kind": "green"}, {"door": 4, "kind": "plain"}],
-               "stairs": {"kind": "steps", "values": [10, 9, 8], "hugo_start": "cellar_door", "overflow": "top_step"}}
-TINY_PLAIN_CASTLE = {**TINY_CASTLE, "name": "tiny plain castle",
-                     "rooms": [{"door": d, "kind": "plain"} for d in (1, 3, 4)]}
+from midnight_env.solve.setups import SET_UPS  # the set-ups by name
 
-# name -> (variant, players, objective, options; "board": a board definition)
-SET_UPS = {
-    "solo-mp-r1-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 1}),
-    "solo-mp-r1-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 1}),
-    "solo-mp-r1-g3": ("midnight_party", 1, "points", {"guests_per_player": 3, "rounds": 1}),
-    "solo-mp-r1-g4": ("midnight_party", 1, "points", {"guests_per_player": 4, "rounds": 1}),
-    "solo-mp-r3-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 3}),
-    "solo-mp-r3-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 3}),
-    "solo-mp-r3-g3": ("midnight_party", 1, "points", {"guests_per_player": 3, "rounds": 3}),
-    "solo-hc-g1": ("hidden_castle", 1, "points", {"guests_per_player": 1}),
-    "solo-hc-g2": ("hidden_castle", 1, "points", {"guests_per_player": 2}),
-    "duo-mp-r1-g1-win": ("midnight_party", 2, "win", {"guests_per_player": 1, "rounds": 1}),
-    "duo-mp-r1-g1-points": ("midnight_party", 2, "points", {"guests_per_player": 1, "rounds": 1}),
-    "duo-mp-r3-g1-win": ("midnight_party", 2, "win", {"guests_per_player": 1, "rounds": 3}),
-    "duo-mp-r3-g1-points": ("midnight_party", 2, "points", {"guests_per_player": 1, "rounds": 3}),
-    "duo-mp-r1-g2-win": ("midnight_party", 2, "win", {"guests_per_player": 2, "rounds": 1}),
-    "duo-mp-r1-g2-points": ("midnight_party", 2, "points", {"guests_per_player": 2, "rounds": 1}),
-    "duo-hc-tinyplain-g1-win": ("hidden_castle", 2, "win", {"guests_per_player": 1, "board": TINY_PLAIN_CASTLE}),
-    "duo-hc-tiny-g1-win": ("hidden_castle", 2, "win", {"guests_per_player": 1, "board": TINY_CASTLE}),
-    "solo-mp-r1-g5": ("midnight_party", 1, "points", {"guests_per_player": 5, "rounds": 1}),
-}
 # the largest last; duo-mp-r1-g2 and solo-mp-r1-g5 need some 10 GiB
 DEFAULT = ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1", "solo-mp-r3-g2", "solo-mp-r3-g3",
            "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points", "duo-hc-tinyplain-g1-win",

@@ -46,19 +46,12 @@ from midnight_env.solve.analysis import (  # noqa: E402
     placement_values,
     shares,
 )
+from midnight_env.solve.setups import SET_UPS as ALL_SET_UPS
 
-# name -> (variant, players, objective, options)
-SET_UPS = {
-    "solo-mp-r1-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 1}),
-    "solo-mp-r1-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 1}),
-    "solo-mp-r1-g3": ("midnight_party", 1, "points", {"guests_per_player": 3, "rounds": 1}),
-    "solo-mp-r1-g4": ("midnight_party", 1, "points", {"guests_per_player": 4, "rounds": 1}),
-    "solo-mp-r3-g1": ("midnight_party", 1, "points", {"guests_per_player": 1, "rounds": 3}),
-    "solo-mp-r3-g2": ("midnight_party", 1, "points", {"guests_per_player": 2, "rounds": 3}),
-    "solo-hc-g1": ("hidden_castle", 1, "points", {"guests_per_player": 1}),
-    "solo-hc-g2": ("hidden_castle", 1, "points", {"guests_per_player": 2}),
-    "duo-mp-r1-g1-win": ("midnight_party", 2, "win", {"guests_per_player": 1, "rounds": 1}),
-}
+# the set-ups solved here, of the library's table (name -> variant, players, objective, options)
+SET_UPS = {name: ALL_SET_UPS[name] for name in (
+    "solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r1-g4", "solo-mp-r3-g1", "solo-mp-r3-g2",
+    "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win")}
 QUICK = ["solo-mp-r1-g1", "solo-hc-g1"]
 TRAILING = 19  # a guest Hugo needs 19 or more steps to reach trails at most 9 squares behind him
 MOVES = [0, 1, 2, 3, 4, 5, 6, -1]  # Hugo moves to the guest: 6 stands for 6 or more, -1 for Hugo on the stairs

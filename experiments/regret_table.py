@@ -44,6 +44,7 @@ import numpy as np
 
 from midnight_env.registry import make_agent, split_specs
 from midnight_env.solve.policy import agent_policy, evaluate_policy, play_values, solution_agent
+from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import seat_modes, solve
 from midnight_env.solve.values import MAXIMISE
 
@@ -63,18 +64,11 @@ class SetUp:
         return f"midnight solve{variant} --players {self.players} {sets}{objective}"
 
 
-def _mp(name, players, rounds, guests, objective="points"):
-    return SetUp(name, "midnight_party", players, objective, (("rounds", rounds), ("guests_per_player", guests)))
-
-
-SETUPS = {s.name: s for s in [
-    _mp("solo-mp-r1-g1", 1, 1, 1), _mp("solo-mp-r1-g2", 1, 1, 2), _mp("solo-mp-r1-g3", 1, 1, 3),
-    _mp("solo-mp-r1-g4", 1, 1, 4),
-    _mp("solo-mp-r3-g1", 1, 3, 1), _mp("solo-mp-r3-g2", 1, 3, 2),
-    SetUp("solo-hc-g1", "hidden_castle", 1, "points", (("guests_per_player", 1),)),
-    SetUp("solo-hc-g2", "hidden_castle", 1, "points", (("guests_per_player", 2),)),
-    _mp("duo-mp-r1-g1-win", 2, 1, 1, "win"), _mp("duo-mp-r1-g1-points", 2, 1, 1, "points"),
-]}
+# the set-ups reported here, from the library's table; commands name rounds first, as RESEARCH.md
+SETUPS = {name: SetUp(name, s.variant, s.players, s.objective, tuple(sorted(s.options.items(), reverse=True)))
+          for name, s in SET_UPS.items() if name in (
+              "solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r1-g4", "solo-mp-r3-g1", "solo-mp-r3-g2",
+              "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points")}
 DEFAULT_SETUPS = ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1", "solo-mp-r3-g2",
                   "solo-hc-g1", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points"]
 DEFAULT_AGENTS = "random,runner,coward,green_hunter,placer,expert,search,search:budget=6000"

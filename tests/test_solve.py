@@ -23,6 +23,7 @@ from midnight_env.solve import SolveError, load_solution, solve
 from midnight_env.solve.check import CheckError, check_bellman, check_games, check_transitions
 from midnight_env.solve.keys import decode_games, encode_games
 from midnight_env.solve.policy import agent_policy, evaluate_policy, play_values, regret_table, solution_agent
+from midnight_env.solve.setups import TINY_CASTLE, TINY_PLAIN_CASTLE
 from midnight_env.state import OVER
 from midnight_env.tournament.config import default_agents, fit_error
 
@@ -34,10 +35,6 @@ TINY = {"name": "tiny", "gallery_squares": 6, "arrow_square": 0,
         "rooms": [{"door": d, "kind": "plain"} for d in range(6)],
         "stairs": {"kind": "landings", "values": [5], "hugo_start": "top", "overflow": "wine_cellar",
                    "wine_cellar_value": 2}}
-TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
-               "rooms": [{"door": 1, "kind": "red"}, {"door": 3, "kind": "green"}, {"door": 4, "kind": "plain"}],
-               "stairs": {"kind": "steps", "values": [10, 9, 8], "hugo_start": "cellar_door",
-                          "overflow": "top_step"}}
 
 
 def tiny(variant="midnight_party", players=1, board=TINY, **options):
@@ -117,7 +114,7 @@ def test_two_players_over_rounds_agree_with_the_engine(objective):
 def test_hidden_castle_agrees_with_the_engine(players, objective):
     # two players keep both seats' points in the key: with red or green rooms they wander over
     # 0..45 each and the states are many; plain rooms keep them to the sums of captures
-    board = TINY_CASTLE if players == 1 else {**TINY_CASTLE, "rooms": [{"door": d, "kind": "plain"} for d in (1, 3, 4)]}
+    board = TINY_CASTLE if players == 1 else TINY_PLAIN_CASTLE
     sol = solve(tiny("hidden_castle", players, board, guests_per_player=1), objective=objective)
     check_transitions(sol, sample=4000)
     assert check_games(sol, games=60)["positions"] > 1000

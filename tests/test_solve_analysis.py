@@ -21,6 +21,7 @@ from midnight_env.solve.analysis import (
     placement_values,
     shares,
 )
+from midnight_env.solve.setups import TINY_CASTLE
 from midnight_env.solve.values import FACE_PROBABILITY
 from midnight_env.state import OVER, ROLL
 
@@ -34,10 +35,6 @@ TINY = {"name": "tiny", "gallery_squares": 6, "arrow_square": 0,
         "rooms": [{"door": d, "kind": "plain"} for d in range(6)],
         "stairs": {"kind": "landings", "values": [5], "hugo_start": "top", "overflow": "wine_cellar",
                    "wine_cellar_value": 2}}
-TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
-               "rooms": [{"door": 1, "kind": "red"}, {"door": 3, "kind": "green"}, {"door": 4, "kind": "plain"}],
-               "stairs": {"kind": "steps", "values": [10, 9, 8], "hugo_start": "cellar_door",
-                          "overflow": "top_step"}}
 
 
 @pytest.fixture(scope="module")
