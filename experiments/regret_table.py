@@ -11,8 +11,9 @@ Which numbers are exact: the policy evaluation is exact for an agent whose choic
 the position alone, its random draw only breaking ties between equally scored choices (the tie
 becomes the uniform mixture over them, as in play): ``random`` (all legal choices tied),
 ``runner``, ``coward``, ``green_hunter``, ``placer``, ``expert``, a ``ppo:path=…`` model played
-greedily (the best legal logit; no draw at all) and ``optimal``: their code draws from the
-game's random stream only in ``pick_best`` / ``random_choice`` among tied or legal choices.
+greedily (the best legal logit; no draw at all), a ``value:path=…`` network playing one ply (the
+legal choice whose afterstate it values most; ``budget=0``) and ``optimal``: their code draws from
+the game's random stream only in ``pick_best`` / ``random_choice`` among tied or legal choices.
 ``search`` also uses its draw to sample dice inside its tree (common random numbers), so its
 policy is a mixture over draws that the graph's tie treatment does not reproduce (on
 solo-mp-r1-g1 it gave a regret of 0.95 where play gives 1.86 ± 0.15): it is played instead,
@@ -22,11 +23,13 @@ exact rows: a regret by play there is a lower bound of the regret against a best
 
     python experiments/regret_table.py                            # the default set-ups and agents
     python experiments/regret_table.py --setups solo-mp-r1-g2 --agents expert,search --games 2000
-    python experiments/regret_table.py --ppo-runs runs/ppo-solo-midnight_party-1p-r1-g2-s1 \
-        --plot docs/regret_vs_steps.png                           # every checkpoint of PPO runs
+    python experiments/regret_table.py --runs runs/ppo-solo-midnight_party-1p-r1-g2-s1 \
+        runs/value-solo-midnight_party-1p-r1-g2-s1 --plot docs/regret_vs_steps.png
+                                                                  # every checkpoint of trained runs
 
-Prints a markdown table (``--out FILE`` writes it too); ``--ppo-runs`` adds one row per checkpoint
-of each run (its set-up read from the run's config.yaml) and ``--plot`` draws regret against env
+Prints a markdown table (``--out FILE`` writes it too); ``--runs`` adds one row per checkpoint of
+each training run, native PPO (``midnight train``) or afterstate values (``midnight train --algo
+value``), its set-up read from the run's config.yaml, and ``--plot`` draws regret against env
 steps.
 """
 
@@ -78,8 +81,11 @@ TIE_BREAKING_ONLY = {"random", "runner", "coward", "green_hunter", "placer", "ex
 
 def exact_on_graph(spec: str) -> bool:
     name, _, params = spec.partition(":")
+    params = params.replace(" ", "").lower()
     if name == "ppo":
-        return "sample=true" not in params.replace(" ", "").lower()
+        return "sample=true" not in params
+    if name == "value":  # one ply only: inside the search it samples dice as `search` does
+        return not any(p.startswith("budget=") and p != "budget=0" for p in params.split(":"))
     return name in TIE_BREAKING_ONLY
 
 
@@ -95,7 +101,7 @@ class Row:
     played: tuple[float, float] | None  # (mean, 95 % half-width) of the result by play
     played_regret: tuple[float, float] | None
     seconds: float
-    steps: int | None = None  # env steps of a PPO checkpoint
+    steps: int | None = None  # env steps of a trained run's checkpoint
     minimax_regret: float = float("nan")  # two players: exact regret with seat 1 playing the solution's optimum
 
 
@@ -208,8 +214,9 @@ def markdown(rows: list[Row], setups: dict[str, SetUp]) -> str:
     return "\n".join(out)
 
 
-def ppo_checkpoints(run: Path) -> tuple[SetUp, list[tuple[int, str]]]:
-    """The set-up of a native PPO run folder (its config.yaml) and its checkpoints (steps, spec)."""
+def run_checkpoints(run: Path) -> tuple[SetUp, str, list[tuple[int, str]]]:
+    """The set-up of a training run folder (its config.yaml), its kind (``ppo`` or ``value``, from
+    its checkpoints' metadata) and its checkpoints (steps, agent spec)."""
     import yaml
 
     config = yaml.safe_load((run / "config.yaml").read_text())
@@ -217,15 +224,21 @@ def ppo_checkpoints(run: Path) -> tuple[SetUp, list[tuple[int, str]]]:
     options = tuple(sorted((k, int(v) if isinstance(v, str) and v.isdigit() else v)
                            for k, v in (config.get("options") or {}).items()))
     setup = SetUp(run.name, config["variant"], int(config["num_players"]), "points", options)
-    found = []
-    for path in (run / "checkpoints").glob("step*.npz"):
-        found.append((int(re.fullmatch(r"step(\d+)", path.stem).group(1)), f"ppo:path={path}"))
-    final = run / "model.json"  # the model at the run's end, where it ended between checkpoints
+    models = sorted((run / "checkpoints").glob("step*.npz"))
+    final = run / "model.npz"  # the model at the run's end, where it ended between checkpoints
     if final.exists():
-        steps = json.loads(final.read_text())["training"]["env_steps"]
-        if steps not in {s for s, _ in found}:
-            found.append((steps, f"ppo:path={run / 'model.npz'}"))
-    return setup, sorted(found)
+        models.append(final)
+    if not models:
+        raise FileNotFoundError(f"run folder {run} has no checkpoints/step*.npz and no model.npz")
+    kind = "ppo"
+    found = {}
+    for path in models:
+        training = json.loads(path.with_suffix(".json").read_text()).get("training", {})
+        kind = "value" if training.get("algorithm") == "value_iteration" else "ppo"
+        step = re.fullmatch(r"step(\d+)", path.stem)
+        # the agent plays greedily: the best legal logit, or one ply of the value network
+        found.setdefault(int(step.group(1)) if step else int(training["env_steps"]), f"{kind}:path={path}")
+    return setup, kind, sorted(found.items())
 
 
 def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict[str, dict[str, float]]) -> None:
@@ -238,8 +251,8 @@ def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict
     drawn = set()  # a reference agent on a set-up that several runs share: one line
     for (name, points), colour in zip(curves.items(), plt.rcParams["axes.prop_cycle"].by_key()["color"]):
         steps, regrets = zip(*points)
-        short = name.removeprefix("ppo-solo-").removesuffix("-s1")
-        ax.plot(steps, np.maximum(regrets, 1e-4), marker="o", ms=3, label=f"PPO {short}", color=colour)
+        short = name.replace("-solo-", " ").replace("ppo", "PPO").replace("-1p", "").removesuffix("-s1")
+        ax.plot(steps, np.maximum(regrets, 1e-4), marker="o", ms=3, label=short, color=colour)
         for agent, regret in references.get(name, {}).items():
             if (agent, round(regret, 9)) in drawn:
                 continue
@@ -252,7 +265,7 @@ def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict
     ax.set_yscale("log")
     ax.set_xlabel("env steps (decisions)")
     ax.set_ylabel("regret: expected points above the optimum")
-    ax.set_title("Native PPO on solved solo set-ups: exact regret of greedy play")
+    ax.set_title("Trained agents on solved solo set-ups: exact regret of greedy play")
     ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -261,16 +274,17 @@ def plot(curves: dict[str, list[tuple[int, float]]], path: str, references: dict
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--setups", help=f"comma-separated, of {', '.join(SETUPS)} (default: "
-                   f"{','.join(DEFAULT_SETUPS)}; none with --ppo-runs)")
+                   f"{','.join(DEFAULT_SETUPS)}; none with --runs)")
     p.add_argument("--agents", default=DEFAULT_AGENTS, help="agent specs, comma-separated")
     p.add_argument("--games", type=int, default=1000,
                    help="games played by each agent not evaluated exactly on the graph (search), 95 %% interval")
     p.add_argument("--play-all", action="store_true", help="play --games games with the exact agents too")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ppo-runs", nargs="*", default=[], help="native PPO run folders: every checkpoint's regret")
+    p.add_argument("--runs", "--ppo-runs", nargs="*", default=[], dest="runs",
+                   help="training run folders (native PPO or value): every checkpoint's regret")
     p.add_argument("--references", default="expert,search",
                    help="with --plot: agents drawn as dotted lines on each run's set-up")
-    p.add_argument("--plot", help="with --ppo-runs: draw regret against env steps into this PNG")
+    p.add_argument("--plot", help="with --runs: draw regret against env steps into this PNG")
     p.add_argument("--out", help="also write the markdown here")
     p.add_argument("--mistakes", action="store_true",
                    help="instead of the table: where each agent's choices differ from the optimum, by kind")
@@ -278,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     setups = dict(SETUPS)
     rows: list[Row] = []
     if a.setups is None:
-        a.setups = "" if a.ppo_runs else ",".join(DEFAULT_SETUPS)
+        a.setups = "" if a.runs else ",".join(DEFAULT_SETUPS)
     names = split_specs(a.setups) if a.setups else []
     for name in names:
         if name not in SETUPS:
@@ -293,8 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += regret_rows(SETUPS[name], specs, a.games, a.seed, play_all=a.play_all)
         print(f"{name}: done ({sum(r.seconds for r in rows if r.setup == name):.0f} CPU-s)", file=sys.stderr)
     curves, references = {}, {}
-    for run in a.ppo_runs:
-        setup, checkpoints = ppo_checkpoints(Path(run))
+    for run in a.runs:
+        setup, kind, checkpoints = run_checkpoints(Path(run))
         setups[setup.name] = setup
         solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))
         refs = split_specs(a.references) if a.references else []
@@ -304,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         run_rows = regret_rows(setup, specs_run, a.games, a.seed, solution,
                                steps={spec: step for step, spec in checkpoints})
         for r in run_rows:
-            r.agent = f"ppo step {r.steps:,}"
+            r.agent = f"{kind} step {r.steps:,}"
         rows += ref_rows + run_rows
         curves[setup.name] = [(r.steps, r.regret) for r in run_rows]
     text = markdown(rows, setups)

@@ -161,6 +161,34 @@ def verdict(standings, champ: str | None) -> str:
     return f"**{head}**: {interval} points, next best other agent {rival}{also}."
 
 
+def sections(text: str) -> dict[str, str]:
+    """The tables of a LEADERBOARD.md by their heading line (``## variant, N players, field field``):
+    the text under each, up to the next heading."""
+    out, heading, body = {}, None, []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            if heading:
+                out[heading] = "\n".join(body).strip()
+            heading, body = line, []
+        elif heading:
+            body.append(line)
+    if heading:
+        out[heading] = "\n".join(body).strip()
+    return out
+
+
+def same_games(section: str, cmd: list[str]) -> bool:
+    """Whether a section of LEADERBOARD.md was played by ``cmd``: the same agents, games, seed and
+    batches (where its database and logs went does not matter)."""
+    def games_only(words: list[str]) -> list[str]:
+        return [w for i, w in enumerate(words) if w not in ("--db", "--out") and words[i - 1] not in ("--db", "--out")]
+
+    first = section.lstrip().splitlines()[0] if section.strip() else ""
+    if not (first.startswith("`midnight tournament ") and first.endswith("`")):
+        return False
+    return games_only(shlex.split(first.strip("`"))) == games_only(cmd)
+
+
 def write_markdown(args: Args) -> Path:
     from midnight_env.tournament import ResultStore, leaderboard, make_tournament_config, markdown_table
 
@@ -185,15 +213,21 @@ def write_markdown(args: Args) -> Path:
     lines += [f"Trained champions shipped: {', '.join(shipped) or 'none'}. "
               f"**No trained champion yet** for {', '.join(missing) or 'no set-up'}: "
               "those set-ups have the full field only.", ""]
+    path = ROOT / "LEADERBOARD.md"
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    old_sections = sections(old[:old.index(NOTES)] if NOTES in old else old)
     for variant, players, field in tournaments(Args(out=args.out, seed=args.seed, min_games=args.min_games,
                                                     batch_size=args.batch_size)):
         cmd = command(variant, players, field, args)
         config = make_tournament_config(variant, players, cmd[cmd.index("--agents") + 1], args.seed)
         db = Path(cmd[cmd.index("--db") + 1])
-        lines.append(f"## {variant}, {players} players, {field} field")
+        heading = f"## {variant}, {players} players, {field} field"
+        lines.append(heading)
         lines.append("")
         if not db.exists():
-            lines += ["(not run yet)", ""]
+            # played elsewhere (another --out, another machine): its section stays while its command does
+            kept = old_sections.get(heading, "")
+            lines += [kept, ""] if same_games(kept, cmd) else ["(not run yet)", ""]
             continue
         store = ResultStore(db, config)
         try:
@@ -212,11 +246,8 @@ def write_markdown(args: Args) -> Path:
         lines.append("")
         lines.append(verdict(standings, champion(variant, players)))
         lines.append("")
-    path = ROOT / "LEADERBOARD.md"
-    if path.exists():  # keep the hand-written notes (the analysis of the results) below the tables
-        old = path.read_text(encoding="utf-8")
-        if NOTES in old:
-            lines += ["", old[old.index(NOTES):].rstrip(), ""]
+    if NOTES in old:  # keep the hand-written notes (the analysis of the results) below the tables
+        lines += ["", old[old.index(NOTES):].rstrip(), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 

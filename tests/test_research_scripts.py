@@ -99,7 +99,7 @@ def test_native_ppo_trains_one_player_and_its_checkpoints_get_an_exact_regret(tm
     capsys.readouterr()
     plot = tmp_path / "regret.png"
     script = load_script("regret_table")
-    assert script.main(["--ppo-runs", str(run), "--references", "runner", "--plot", str(plot)]) == 0
+    assert script.main(["--runs", str(run), "--references", "runner", "--plot", str(plot)]) == 0
     rows = table_rows(capsys.readouterr().out)
     sol = solve("midnight_party", 1, rounds=1, guests_per_player=1)
     greedy = make_agent(f"ppo:path={checkpoints[-1]}")
@@ -107,3 +107,49 @@ def test_native_ppo_trains_one_player_and_its_checkpoints_get_an_exact_regret(tm
     assert rows["ppo step 1,024"][:3] == [f"{exact.value:.4f}", f"{exact.value - sol.value:.4f}", "exact"]
     assert rows["ppo step 1,024"][3] == "0.0%"  # greedy play: no draw at any decision
     assert plot.stat().st_size > 0 and np.isfinite(float(rows["runner"][1]))
+
+
+@pytest.mark.slow
+def test_value_run_on_one_player_gets_an_exact_regret_per_checkpoint(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from midnight_env.training import value
+
+    result = value.main(["--variant", "midnight_party", "--num-players", "1", "--options",
+                         "rounds=1,guests_per_player=1", "--total-timesteps", "400", "--games-per-iteration", "40",
+                         "--batch-games", "40", "--hidden-sizes", "16", "--league", "", "--self-play", "1.0",
+                         "--eval-every", "2", "--eval-deals", "8", "--eval-field", "", "--run-dir", str(tmp_path),
+                         "--progress", "false"])
+    run = result["run_dir"]
+    checkpoints = sorted((run / "checkpoints").glob("step*.npz"), key=lambda p: int(p.stem[4:]))
+    assert checkpoints and (run / "model.npz").exists()
+    capsys.readouterr()
+    script = load_script("regret_table")
+    assert script.main(["--runs", str(run), "--references", "runner"]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    sol = solve("midnight_party", 1, rounds=1, guests_per_player=1)
+    one_ply = make_agent(f"value:path={run / 'model.npz'}")
+    exact = evaluate_policy(sol, agent_policy(sol, one_ply, seats=[0]))
+    final = f"value step {result['steps']:,}"
+    assert rows[final][:3] == [f"{exact.value:.4f}", f"{exact.value - sol.value:.4f}", "exact"]
+    assert exact.value >= sol.value - 1e-9  # nothing beats the optimum
+    assert len([r for r in rows if r.startswith("value step")]) == len(checkpoints) + (
+        int(checkpoints[-1].stem[4:]) != result["steps"])
+    assert script.exact_on_graph("value:path=x.npz") and not script.exact_on_graph("value:path=x.npz:budget=100")
+
+
+def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_the_same():
+    script = load_script("tournament_leaderboard")
+    cmd = ["midnight", "tournament", "--variant", "midnight_party", "--players", "2", "--agents", "expert,search",
+           "--games", "1000", "--seed", "2024", "--batch-size", "256", "--db", "here/a.sqlite", "--out", "here",
+           "--no-progress"]
+    played = ("`midnight tournament --variant midnight_party --players 2 --agents expert,search --games 1000 "
+              "--seed 2024 --batch-size 256 --db elsewhere/a.sqlite --out elsewhere --no-progress`\n\n| table |")
+    text = f"# Leaderboard\n\n## midnight_party, 2 players, full field\n\n{played}\n\n## hidden_castle, 2 players, full field\n"
+    sections = script.sections(text)
+    assert sections["## midnight_party, 2 players, full field"] == played
+    assert sections["## hidden_castle, 2 players, full field"] == ""
+    assert script.same_games(played, cmd)  # another --db and --out: the same games
+    other_agents = [w if w != "expert,search" else "expert,search,value-midnight_party-2p" for w in cmd]
+    assert not script.same_games(played, other_agents)
+    assert not script.same_games(played, [w if w != "2024" else "7" for w in cmd])
+    assert not script.same_games("(not run yet)", cmd)
