@@ -2,11 +2,13 @@
 
 For every set-up, the **full field** (every agent of ``midnight agents`` that can play it without
 options: the default tournament's agents plus the trained ones; not ``openspiel_mcts``, too slow,
-see ``TOO_SLOW``) and, where a trained champion is shipped (``value-<variant>-<N>p`` in
-agents/models/), the **strong field**: the champion playing one ply and inside the search at
-search's default budget, ``search``, ``search`` at 4x its default budget, ``expert`` and the previous
-trained champion where there is one; with 6 players, whose tournaments need 6 agents, also
-``search`` at 16x. A set-up without a champion has no strong field yet, and LEADERBOARD.md says so.
+see ``TOO_SLOW``; the set-up's champion in its strongest form, inside the search at search's default
+budget, the same positions per decision as ``search``) and, where a trained champion is shipped
+(``value-<variant>-<N>p`` in agents/models/), the **strong field**: the champion playing one ply and
+inside the search at search's default budget, ``search``, ``search`` at 4x its default budget,
+``expert`` and the previous trained champion where there is one; with 6 players, whose tournaments
+need 6 agents, also ``search`` at 16x. A set-up without a champion has no strong field yet, and
+LEADERBOARD.md says so.
 
 Runs ``midnight tournament`` once per tournament (as a sub-process: the command written into
 LEADERBOARD.md is exactly the one that ran), ``--jobs`` at a time, with databases, logs and
@@ -102,7 +104,9 @@ def agents_for(variant: str, players: int, field: str) -> list[str]:
             continue  # needs options (a model file)
         if fit_error(agent, engine) is None:
             names.append(name)
-    return names
+    champ = champion(variant, players)
+    # one ply it gains 1-4 points on `search` among the weak; inside the search, 6 (LEADERBOARD.md)
+    return [searching(champ) if name == champ else name for name in names]
 
 
 def tournaments(args: Args) -> list[tuple[str, int, str]]:
@@ -195,7 +199,9 @@ def write_markdown(args: Args) -> Path:
     lines = ["# Leaderboard", "",
              "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
              "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
-             "can play the game (the trained ones fit only the game they were trained for), and, where a trained "
+             "can play the game (the trained ones fit only the game they were trained for; the set-up's champion "
+             f"in its strongest form, inside the search at search's default budget, `:budget={DEFAULT_BUDGET}`), "
+             "and, where a trained "
              "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
              f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
              f"default budget and at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous "

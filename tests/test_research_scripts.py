@@ -144,7 +144,8 @@ def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_th
            "--no-progress"]
     played = ("`midnight tournament --variant midnight_party --players 2 --agents expert,search --games 1000 "
               "--seed 2024 --batch-size 256 --db elsewhere/a.sqlite --out elsewhere --no-progress`\n\n| table |")
-    text = f"# Leaderboard\n\n## midnight_party, 2 players, full field\n\n{played}\n\n## hidden_castle, 2 players, full field\n"
+    text = (f"# Leaderboard\n\n## midnight_party, 2 players, full field\n\n{played}\n\n"
+            "## hidden_castle, 2 players, full field\n")
     sections = script.sections(text)
     assert sections["## midnight_party, 2 players, full field"] == played
     assert sections["## hidden_castle, 2 players, full field"] == ""

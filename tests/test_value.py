@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
-NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0}
+NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0, "explore_end": -1.0}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -183,6 +183,25 @@ def test_midnight_train_runs_the_value_trainer(tmp_path, capsys):
 
 def test_value_agents_are_listed():
     assert "value" in dict(list_agents())
+
+
+@pytest.mark.parametrize("bad", [-0.5, 1.5])
+def test_an_exploration_end_out_of_range_is_refused(bad):
+    with pytest.raises(ValueError, match=rf"explore_end={bad} is out of range: allowed are -1"):
+        training.train(training.load_config(overrides={"explore_end": bad}))
+
+
+@pytest.mark.slow
+def test_exploration_falls_linearly_to_its_end_share(tmp_path):
+    tiny = ["--total-timesteps", "800", "--games-per-iteration", "8", "--batch-games", "8", "--hidden-sizes", "8",
+            "--num-players", "2", "--eval-every", "0", "--eval-deals", "1", "--eval-field", "runner",
+            "--league", "runner", "--explore", "0.5", "--explore-end", "0.1", "--progress", "false",
+            "--run-dir", str(tmp_path)]
+    from midnight_env.training.logger import read_metrics
+
+    steps, shares = read_metrics(training.main(tiny)["run_dir"] / "metrics.csv")["charts/explore"]
+    assert shares[0] == 0.5 and np.all(np.diff(shares) < 0) and shares[-1] > 0.1
+    assert np.allclose(shares[1:], 0.5 - 0.4 * np.minimum(1, np.asarray(steps[:-1]) / 800))
 
 
 def test_a_learning_rate_horizon_below_zero_is_refused():

@@ -113,6 +113,10 @@ class Args:
     """share of the records kept (a game's consecutive afterstates are much alike)"""
     explore: float = 0.05
     """share of the learner's decisions made uniformly at random among the legal ones"""
+    explore_end: float = -1.0
+    """the share at the end of the run, reached linearly from explore over total_timesteps (-1:
+    explore throughout); a large share early finds what one ply never tries, a small one late
+    fits the values of the greedy play that is shipped"""
     learner_budget: int = 0
     """the learner's search budget while it plays the training games (0: its best afterstate, one
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
@@ -300,6 +304,9 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
             raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
                              f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
+    if not (args.explore_end == -1.0 or 0.0 <= args.explore_end <= 1.0):
+        raise ValueError(f"explore_end={args.explore_end!r} is out of range: allowed are -1 (explore "
+                         "throughout) or numbers in [0, 1]")
     if args.anneal_timesteps < 0:
         raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
                          "(total_timesteps) or more env steps")
@@ -374,8 +381,11 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
         # -- play --------------------------------------------------------------------------------
         t_play = time.process_time()
+        explore = args.explore
+        if args.explore_end >= 0:
+            explore += (args.explore_end - args.explore) * min(1.0, global_step / args.total_timesteps)
         learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget),
-                           args.explore, explore_rng)
+                           explore, explore_rng)
         pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
         obs_parts, target_parts, steps = [], [], 0
         for lo in range(0, args.games_per_iteration, args.batch_games):
@@ -412,6 +422,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
                 snapshots[snap_next] = snap
                 snap_next = (snap_next + 1) % args.pool_size
         last = {"losses/value_loss": loss, "charts/learning_rate": optimizer.param_groups[0]["lr"],
+                "charts/explore": explore,
                 "charts/records": len(x), "charts/play_cpu_s": play_time, "charts/fit_cpu_s": fit_time,
                 "charts/SPS": global_step / (time.perf_counter() - start),
                 "charts/cpu_SPS": global_step / (time.process_time() - cpu_start)}
