@@ -85,7 +85,7 @@ def exact_on_graph(spec: str) -> bool:
     if name == "ppo":
         return "sample=true" not in params
     if name == "value":  # one ply only: inside the search it samples dice as `search` does
-        return not any(p.startswith("budget=") and p != "budget=0" for p in params.split(":"))
+        return not any(p.startswith("budget=") and p != "budget=0" for p in re.split("[,:]", params))
     return name in TIE_BREAKING_ONLY
 
 

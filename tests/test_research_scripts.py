@@ -134,7 +134,9 @@ def test_value_run_on_one_player_gets_an_exact_regret_per_checkpoint(tmp_path, c
     assert exact.value >= sol.value - 1e-9  # nothing beats the optimum
     assert len([r for r in rows if r.startswith("value step")]) == len(checkpoints) + (
         int(checkpoints[-1].stem[4:]) != result["steps"])
-    assert script.exact_on_graph("value:path=x.npz") and not script.exact_on_graph("value:path=x.npz:budget=100")
+    assert script.exact_on_graph("value:path=x.npz") and script.exact_on_graph("value:path=x.npz,budget=0")
+    assert not script.exact_on_graph("value:path=x.npz:budget=100")
+    assert not script.exact_on_graph("value:path=x.npz,budget=100")
 
 
 def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_the_same():
