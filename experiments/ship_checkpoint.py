@@ -1,7 +1,9 @@
-"""Ship a value-training checkpoint as a model of agents/models/, with the training metadata it lacks.
+"""Ship a value-training checkpoint of a run stopped by hand as a model of agents/models/.
 
-Checkpoints of runs started before the trainer wrote its training so far into them carry only the
-network's description. A run stopped by hand is still worth shipping: this script adds what the
+The shipped model says that the run was stopped there and how to reproduce it (below). Checkpoints
+of the current trainer carry their training so far (command, settings, seed, env steps, CPU time,
+code version); ``--commit`` must name the commit they record. Checkpoints of runs started before
+the trainer wrote that into them carry only the network's description: this script adds what the
 final model of a finished run carries (algorithm, command, every setting, seed, env steps, wall
 time, CPU time, code version), read from the run folder (config.yaml; metrics.csv for the CPU
 minutes and wall seconds logged at the checkpoint's evaluation), plus the commit the run started
@@ -46,8 +48,6 @@ def main() -> None:
     run = Path(a.run)
     stem = run / "checkpoints" / f"step{a.step}"
     meta = json.loads(stem.with_suffix(".json").read_text())
-    if "training" in meta:
-        raise SystemExit(f"{stem}.json has its training metadata already: copy it as it is")
     config = yaml.safe_load((run / "config.yaml").read_text())
     series = read_metrics(run / "metrics.csv")
     iterations = series["losses/value_loss"][0].index(a.step) + 1
@@ -58,15 +58,19 @@ def main() -> None:
         raise SystemExit(f"{a.reproduce} must have total_timesteps: {a.step} and anneal_timesteps: "
                          f"{config['total_timesteps']} to reproduce the checkpoint")
     created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stem.with_suffix(".npz").stat().st_mtime))
-    meta["training"] = {
-        "algorithm": "value_iteration",
-        "command": f"midnight train --algo value --config {config['config']}",
-        "config": config, "seed": config["seed"],
-        "training_time_s": round(_wall(run, a.step), 1),
-        "cpu_time_s": round(cpu_seconds, 1), "env_steps": a.step, "engine_version": ENGINE_VERSION,
-        "git_commit": a.commit, "uncommitted_changes": None, "created": created,
-        "machine": f"{os.uname().machine} Linux, {os.cpu_count()} CPUs",
-        "cpu_minutes": round(cpu_seconds / 60, 1), "iterations": iterations,
+    if "training" not in meta:  # a checkpoint of an older trainer: its record from the run folder
+        meta["training"] = {
+            "algorithm": "value_iteration",
+            "command": f"midnight train --algo value --config {config['config']}",
+            "config": config, "seed": config["seed"],
+            "training_time_s": round(_wall(run, a.step), 1),
+            "cpu_time_s": round(cpu_seconds, 1), "env_steps": a.step, "engine_version": ENGINE_VERSION,
+            "git_commit": a.commit, "uncommitted_changes": None, "created": created,
+            "machine": f"{os.uname().machine} Linux, {os.cpu_count()} CPUs",
+            "cpu_minutes": round(cpu_seconds / 60, 1), "iterations": iterations}
+    elif meta["training"]["git_commit"] != a.commit and not meta["training"]["git_commit"].startswith(a.commit):
+        raise SystemExit(f"{stem}.json was trained at commit {meta['training']['git_commit']}, not {a.commit}")
+    meta["training"] |= {
         "stopped": (f"stopped by hand after iteration {iterations}, at {a.step:,} of its {config['total_timesteps']:,} "
                     "env steps; this is that iteration's checkpoint"),
         "reproduce": {"command": f"midnight train --algo value --config {a.reproduce}",

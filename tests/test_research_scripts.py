@@ -156,3 +156,41 @@ def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_th
     assert not script.same_games(played, other_agents)
     assert not script.same_games(played, [w if w != "2024" else "7" for w in cmd])
     assert not script.same_games("(not run yet)", cmd)
+
+
+@pytest.mark.slow
+def test_ship_checkpoint_records_where_the_run_stopped_and_how_to_reproduce_it(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    import json
+
+    import yaml
+
+    from midnight_env.training import value
+
+    run = value.main(["--num-players", "2", "--total-timesteps", "600", "--games-per-iteration", "6",
+                      "--batch-games", "6", "--hidden-sizes", "8", "--league", "runner", "--eval-every", "1",
+                      "--eval-deals", "1", "--eval-field", "runner", "--run-dir", str(tmp_path), "--progress",
+                      "false"])["run_dir"]
+    step = min(int(p.stem[4:]) for p in (run / "checkpoints").glob("step*.npz"))
+    record = json.loads((run / "checkpoints" / f"step{step}.json").read_text())["training"]
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    reproduce = tmp_path / "reproduce.yaml"
+    reproduce.write_text(yaml.safe_dump({**config, "total_timesteps": step + 1}))
+    script = load_script("ship_checkpoint")
+    out = tmp_path / "models" / "value-midnight_party-2p"
+    argv = ["ship_checkpoint", str(run), str(step), str(out), "--commit", record["git_commit"][:7],
+            "--reproduce", str(reproduce)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit, match=f"must have total_timesteps: {step} and anneal_timesteps: 600"):
+        script.main()  # that config would not end the run at the checkpoint
+    reproduce.write_text(yaml.safe_dump({**config, "total_timesteps": step, "anneal_timesteps": 600}))
+    monkeypatch.setattr(sys, "argv", argv[:-3] + ["abcdef0"] + argv[-2:])
+    with pytest.raises(SystemExit, match="was trained at commit"):
+        script.main()  # another commit than the one the checkpoint records
+    monkeypatch.setattr(sys, "argv", argv)
+    script.main()
+    shipped = json.loads(out.with_suffix(".json").read_text())["training"]
+    assert {k: shipped[k] for k in record} == record  # the checkpoint's own record, kept
+    assert shipped["stopped"].startswith(f"stopped by hand after iteration 1, at {step:,} of its 600")
+    assert shipped["reproduce"]["command"] == f"midnight train --algo value --config {reproduce}"
+    assert out.with_suffix(".npz").read_bytes() == (run / "checkpoints" / f"step{step}.npz").read_bytes()
