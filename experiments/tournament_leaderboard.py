@@ -2,8 +2,8 @@
 
 For every set-up, the **full field** (every agent of ``midnight agents`` that can play it without
 options: the default tournament's agents plus the trained ones; not ``openspiel_mcts``, too slow,
-see ``TOO_SLOW``; the set-up's champion in its strongest form, inside the search at search's default
-budget, the same positions per decision as ``search``) and, where a trained champion is shipped
+see ``TOO_SLOW``; the set-up's champion inside the search at search's default budget, the same
+positions per decision as ``search``) and, where a trained champion is shipped
 (``value-<variant>-<N>p`` in agents/models/), the **strong field**: the champion playing one ply and
 inside the search at search's default budget, ``search``, ``search`` at 4x its default budget,
 ``expert`` and the previous trained champion where there is one; with 6 players, whose tournaments
@@ -105,7 +105,7 @@ def agents_for(variant: str, players: int, field: str) -> list[str]:
         if fit_error(agent, engine) is None:
             names.append(name)
     champ = champion(variant, players)
-    # one ply it gains 1-4 points on `search` among the weak; inside the search, 6 (LEADERBOARD.md)
+    # among the weak agents the one-ply network gains less on `search` than inside it (LEADERBOARD.md)
     return [searching(champ) if name == champ else name for name in names]
 
 
@@ -200,7 +200,7 @@ def write_markdown(args: Args) -> Path:
              "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
              "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
              "can play the game (the trained ones fit only the game they were trained for; the set-up's champion "
-             f"in its strongest form, inside the search at search's default budget, `:budget={DEFAULT_BUDGET}`), "
+             f"inside the search at search's default budget, `:budget={DEFAULT_BUDGET}`), "
              "and, where a trained "
              "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
              f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
@@ -216,9 +216,9 @@ def write_markdown(args: Args) -> Path:
              "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
     shipped = [f"`{champion(v, n)}`" for v, n in SETUPS if champion(v, n)]
     missing = [f"{v} {n}p" for v, n in SETUPS if not champion(v, n)]
-    lines += [f"Trained champions shipped: {', '.join(shipped) or 'none'}. "
-              f"**No trained champion yet** for {', '.join(missing) or 'no set-up'}: "
-              "those set-ups have the full field only.", ""]
+    lines += [f"Trained champions shipped: {', '.join(shipped) or 'none'}."
+              + (f" **No trained champion yet** for {', '.join(missing)}: those set-ups have the full field only."
+                 if missing else ""), ""]
     path = ROOT / "LEADERBOARD.md"
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     old_sections = sections(old[:old.index(NOTES)] if NOTES in old else old)

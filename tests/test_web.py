@@ -112,7 +112,9 @@ def test_agents_say_which_can_play_the_game_and_offer_the_shipped_champion(clien
     assert fits["ppo-hidden_castle-4p"] and not fits["ppo-midnight_party-4p"] and fits["random"]
     assert castle["champion"] == "value-hidden_castle-4p"
     three = client.get("/api/agents", params={"variant": "midnight_party", "players": 3}).json()
-    assert three["champion"] == "expert"  # no trained model fits three players
+    assert three["champion"] == "value-midnight_party-3p"
+    five = client.get("/api/agents", params={"variant": "midnight_party", "players": 5}).json()
+    assert five["champion"] == "expert"  # no trained model fits five players
 
 
 # ------------------------------------------------------------------------------------------------
