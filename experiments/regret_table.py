@@ -230,7 +230,6 @@ def run_checkpoints(run: Path) -> tuple[SetUp, str, list[tuple[int, str]]]:
         models.append(final)
     if not models:
         raise FileNotFoundError(f"run folder {run} has no checkpoints/step*.npz and no model.npz")
-    kind = "ppo"
     found = {}
     for path in models:
         training = json.loads(path.with_suffix(".json").read_text()).get("training", {})

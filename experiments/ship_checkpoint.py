@@ -57,8 +57,8 @@ def main() -> None:
     if (reproduce["total_timesteps"], reproduce.get("anneal_timesteps", 0)) != (a.step, config["total_timesteps"]):
         raise SystemExit(f"{a.reproduce} must have total_timesteps: {a.step} and anneal_timesteps: "
                          f"{config['total_timesteps']} to reproduce the checkpoint")
-    created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stem.with_suffix(".npz").stat().st_mtime))
     if "training" not in meta:  # a checkpoint of an older trainer: its record from the run folder
+        created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stem.with_suffix(".npz").stat().st_mtime))
         meta["training"] = {
             "algorithm": "value_iteration",
             "command": f"midnight train --algo value --config {config['config']}",

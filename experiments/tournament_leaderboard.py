@@ -184,8 +184,9 @@ def sections(text: str) -> dict[str, str]:
 def same_games(section: str, cmd: list[str]) -> bool:
     """Whether a section of LEADERBOARD.md was played by ``cmd``: the same agents, games, seed and
     batches (where its database and logs went does not matter)."""
-    def games_only(words: list[str]) -> list[str]:
-        return [w for i, w in enumerate(words) if w not in ("--db", "--out") and words[i - 1] not in ("--db", "--out")]
+    def games_only(words: list[str]) -> list[str]:  # without --db and --out and their values
+        return [w for i, w in enumerate(words)
+                if w not in ("--db", "--out") and not (i > 0 and words[i - 1] in ("--db", "--out"))]
 
     first = section.lstrip().splitlines()[0] if section.strip() else ""
     if not (first.startswith("`midnight tournament ") and first.endswith("`")):
