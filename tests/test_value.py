@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
-NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0, "explore_end": -1.0}
+NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0, "explore_end": -1.0, "greedy_targets": False,
+                      "weight_average": 0.0}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -131,6 +132,54 @@ def test_td_lambda_one_targets_are_the_points_booked_to_the_end_and_lambda_zero_
     assert np.allclose(boot[:3], nxt[:, [2, 0, 1]], atol=1e-5)
 
 
+def test_greedy_targets_stop_the_return_at_an_explored_move_and_value_the_greedy_one(tmp_path):
+    from midnight_env.agent import Decisions
+    from midnight_env.dice import agent_streams
+    from midnight_env.observation import encode_observations
+    from midnight_env.state import MOVE, OVER, PLACE
+
+    engine = Engine("midnight_party", 2)
+    model = ValueModel.load(value_model(engine, tmp_path))
+    seeds, lam = np.array([5]), 0.5
+
+    def explorer():  # explores half its moves, the same ones on every call with this seed
+        return training.Explorer(ValueAgent(model=model), 0.5, np.random.default_rng(9))
+
+    def view(points, seat):  # seat's view: that seat first, then clockwise
+        return np.roll(points, -seat)
+
+    _, targets, steps = training.play_and_record(engine, [explorer()], np.zeros((1, 2), np.int64), seeds, 10.0,
+                                                 model, lam, greedy_targets=True)
+    # the same game step by step: each afterstate, and where the move was random, the greedy one's
+    agent, state, rng = explorer(), engine.new_games(seeds), agent_streams(seeds)
+    booked, greedy_after = [], []
+    while state.phase[0] in (PLACE, MOVE):
+        mover = int(state.player[0])
+        action = agent.act(Decisions(engine, state, np.array([0]), rng, seeds))
+        if agent.greedy[0] >= 0:
+            alt = state.take(np.array([0]))
+            engine.apply_action(alt, agent.greedy, check=False)
+            seen = encode_observations(engine, alt, np.array([0]), np.array([mover])).astype(np.float16)
+            come = 0.0 if alt.phase[0] == OVER else model.points_to_come(seen.astype(np.float32))[0]
+            greedy_after.append(alt.spooky[0] + np.roll(come, mover))  # absolute seats
+        else:
+            greedy_after.append(None)
+        engine.apply_action(state, action, check=False)
+        booked.append((mover, state.spooky[0].astype(float)))
+        engine.roll_on(state)
+    assert steps == len(booked) and any(g is not None for g in greedy_after) and any(g is None for g in greedy_after)
+    checked = 0
+    for t in range(len(booked) - 1):
+        if greedy_after[t + 1] is not None:  # the return stops at the explored move: lambda 0 there
+            mover, points = booked[t]
+            assert np.allclose(targets[t] * 10, view(greedy_after[t + 1] - points, mover), atol=1e-3)
+            checked += 1
+    assert checked > 0
+    # without greedy targets the same games give other targets before explored moves
+    _, plain, _ = training.play_and_record(engine, [explorer()], np.zeros((1, 2), np.int64), seeds, 10.0, model, lam)
+    assert not np.allclose(plain, targets)
+
+
 @pytest.mark.slow
 def test_value_training_runs_and_a_seed_decides_the_run(tmp_path):
     tiny = ["--total-timesteps", "3000", "--games-per-iteration", "24", "--batch-games", "12", "--hidden-sizes", "16",
@@ -202,6 +251,44 @@ def test_exploration_falls_linearly_to_its_end_share(tmp_path):
     steps, shares = read_metrics(training.main(tiny)["run_dir"] / "metrics.csv")["charts/explore"]
     assert shares[0] == 0.5 and np.all(np.diff(shares) < 0) and shares[-1] > 0.1
     assert np.allclose(shares[1:], 0.5 - 0.4 * np.minimum(1, np.asarray(steps[:-1]) / 800))
+
+
+def test_greedy_targets_without_bootstrapping_are_refused():
+    with pytest.raises(ValueError, match=r"greedy_targets=true needs td_lambda below 1"):
+        training.train(training.load_config(overrides={"greedy_targets": True, "td_lambda": 1.0}))
+
+
+@pytest.mark.slow
+def test_the_weight_average_is_the_exponential_average_of_the_live_networks_and_does_not_change_the_play(tmp_path):
+    tiny = ["--total-timesteps", "2400", "--games-per-iteration", "8", "--batch-games", "8", "--hidden-sizes", "8",
+            "--num-players", "2", "--eval-every", "1", "--eval-deals", "1", "--eval-field", "runner",
+            "--league", "runner", "--td-lambda", "0.5", "--greedy-targets", "true", "--progress", "false"]
+    live = training.main(tiny + ["--run-dir", str(tmp_path / "live")])["run_dir"]
+    avg = training.main(tiny + ["--run-dir", str(tmp_path / "avg"), "--weight-average", "0.75"])["run_dir"]
+
+    def weights(path):
+        with np.load(path) as w:
+            return {k: w[k] for k in w.files}
+
+    iterates = [weights(p) for p in sorted((live / "checkpoints").glob("step*.npz"), key=lambda p: int(p.stem[4:]))]
+    assert len(iterates) >= 3
+    expected = dict(iterates[0])
+    for w in iterates[1:]:
+        expected = {k: 0.75 * expected[k] + 0.25 * w[k] for k in w}
+    got = weights(avg / "model.npz")
+    assert all(np.allclose(got[k], expected[k], atol=1e-6) for k in got)
+    assert not all(np.allclose(got[k], iterates[-1][k]) for k in got)  # not the last live network
+    # the live networks played and learned as without the average: the same metrics of training
+    from midnight_env.training.logger import read_metrics
+
+    a, b = (read_metrics(r / "metrics.csv")["losses/value_loss"][1] for r in (live, avg))
+    assert np.allclose(a, b)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.0])
+def test_a_weight_average_out_of_range_is_refused(bad):
+    with pytest.raises(ValueError, match=rf"weight_average={bad} is out of range: allowed are numbers in \[0, 1\)"):
+        training.train(training.load_config(overrides={"weight_average": bad}))
 
 
 def test_a_learning_rate_horizon_below_zero_is_refused():

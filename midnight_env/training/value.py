@@ -15,9 +15,12 @@ One iteration:
    iterations). Each game has one learner at least.
 2. **record** every decision's afterstate seen by the player who decided, and, once the game is
    over, what each player booked after it (the target, divided by ``points_scale``). The league's
-   decisions are data too: the value of a position does not care who reached it.
+   decisions are data too: the value of a position does not care who reached it. With
+   ``greedy_targets`` a return stops at a random move of the learner and values its greedy move
+   instead, so that exploring does not bias the values of the greedy play.
 3. **fit** the network to the last ``replay`` iterations' records (``epochs`` passes, Adam, mean
-   squared error).
+   squared error). With ``weight_average`` a moving average of the fitted networks is the one
+   evaluated and shipped.
 
 Every ``eval_every`` iterations the one-ply player is measured against the strong field
 (``eval_field``: ``search``, ``expert``, the previous champion): duplicate deals, the learner in
@@ -44,6 +47,7 @@ if "torch" not in sys.modules:  # see native.py: torch's OpenMP threads must not
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, model_meta, save_model
@@ -117,6 +121,15 @@ class Args:
     """the share at the end of the run, reached linearly from explore over total_timesteps (-1:
     explore throughout); a large share early finds what one ply never tries, a small one late
     fits the values of the greedy play that is shipped"""
+    weight_average: float = 0.0
+    """decay per iteration of an exponential moving average of the network's weights (0: none): the
+    averaged network is the one evaluated, checkpointed and shipped, the live one plays and learns.
+    One ply turns small value errors into wrong choices; the average smooths the scatter between
+    successive fits (torch.optim.swa_utils.AveragedModel)"""
+    greedy_targets: bool = False
+    """where the learner explored, its targets take the greedy move's afterstate instead and the
+    return stops there (Watkins' Q(lambda); needs td_lambda < 1): exploration that lasts to the end
+    of the run does not bias the values of the greedy play that is shipped"""
     learner_budget: int = 0
     """the learner's search budget while it plays the training games (0: its best afterstate, one
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
@@ -171,43 +184,67 @@ def frozen(net: Network, engine: Engine, points_scale: float, name: str = "learn
 
 
 class Explorer(Agent):
-    """An agent that plays ``agent``'s choice, or with probability ``rate`` a uniformly random legal one."""
+    """An agent that plays ``agent``'s choice, or with probability ``rate`` a uniformly random legal
+    one; ``greedy`` keeps, for the last call, ``agent``'s choice where the random one differs from
+    it (else -1), for targets that follow the greedy play (:func:`play_and_record`)."""
 
     def __init__(self, agent: Agent, rate: float, rng: np.random.Generator):
         self.agent, self.rate, self.rng, self.name = agent, rate, rng, agent.name
+        self.greedy = np.zeros(0, np.int64)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         out = self.agent.act(decisions)
+        self.greedy = np.full(len(out), -1, np.int64)
         wild = self.rng.random(len(out)) < self.rate
         if wild.any():
-            out[wild] = decisions.random_choice()[wild]
+            drawn = decisions.random_choice()
+            wild &= drawn != out
+            self.greedy[wild] = out[wild]
+            out[wild] = drawn[wild]
         return out
 
 
 def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray,
-                    points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0
-                    ) -> tuple[np.ndarray, np.ndarray, int]:
+                    points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0,
+                    greedy_targets: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
     """Play the games to the end; (afterstate observations (M, D) float16, targets (M, N) float32,
     decisions). Row m is one decision's afterstate seen by the player who decided; its target is
     the points every player (that one first, then clockwise) booked after it, or with
     ``td_lambda`` < 1 its lambda-return: the points booked until the game's next afterstate plus
     ``model``'s prediction there, weighted ``1 - td_lambda``, and that afterstate's own return,
-    weighted ``td_lambda`` (1: the points booked to the end, as they fell)."""
+    weighted ``td_lambda`` (1: the points booked to the end, as they fell).
+
+    ``greedy_targets`` (with ``td_lambda`` < 1 and a model): where an :class:`Explorer` played a
+    random move instead of its greedy one, the return before it stops there (Watkins' Q(lambda))
+    and takes the greedy move's afterstate instead, its points and predicted value: the targets
+    value the greedy play, however much the learner explores."""
     state = engine.new_games(seeds)
     rng = agent_streams(seeds)
     everyone = np.arange(len(seeds))
     n = engine.num_players
+    bootstrap = td_lambda < 1.0 and model is not None
     obs, games, seats, booked, ended = [], [], [], [], []
+    explored = []  # per decision step: (rows of it where the learner explored, greedy afterstate obs,
+    #                their booked points, whether that afterstate ends the game)
     while True:
         deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
         if not len(deciding):
             break
         actions = np.full(len(seeds), -1, np.int64)
+        greedy = np.full(len(seeds), -1, np.int64)
         holder = lineups[everyone, state.player]
         for k in np.unique(holder[deciding]):
             group = deciding[holder[deciding] == k]
             actions[group] = agents[k].act(Decisions(engine, state, group, rng, seeds))
+            if greedy_targets and isinstance(agents[k], Explorer):
+                greedy[group] = agents[k].greedy
         movers = state.player[deciding].astype(np.int64)
+        if greedy_targets and bootstrap:
+            rows = np.flatnonzero(greedy[deciding] >= 0)
+            alt = state.take(deciding[rows])
+            engine.apply_action(alt, greedy[deciding[rows]], check=False)
+            alt_obs = encode_observations(engine, alt, np.arange(len(rows)), movers[rows]).astype(np.float16)
+            explored.append((rows, alt_obs, alt.spooky.astype(np.float64), alt.phase == OVER))
         engine.apply_action(state, actions, check=False)
         obs.append(encode_observations(engine, state, deciding, movers).astype(np.float16))
         games.append(deciding)
@@ -217,20 +254,36 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
         engine.roll_on(state)
     # returns by seat, backwards along each game's afterstates (any player's)
     to_abs = [(np.arange(n)[None, :] - s[:, None]) % n for s in seats]  # seat p's index in the mover's view
-    if td_lambda < 1.0 and model is not None:
+    if bootstrap:
         predicted = [np.where(e[:, None], 0.0, _view(model.points_to_come(o.astype(np.float32)), i))
                      for o, e, i in zip(obs, ended, to_abs)]
     else:
         predicted = [np.zeros((len(g), n)) for g in games]
+    # what the return before each afterstate bootstraps from: its points and value, or where the
+    # learner explored, the greedy afterstate's (and then lambda 0 there)
+    lam = [np.full(len(g), td_lambda) for g in games]
+    alt_booked, alt_predicted = list(booked), list(predicted)
+    for t, (rows, o, b, e) in enumerate(explored):
+        if len(rows):
+            lam[t], alt_booked[t], alt_predicted[t] = lam[t].copy(), booked[t].copy(), predicted[t].copy()
+            lam[t][rows] = 0.0
+            alt_booked[t][rows] = b
+            alt_predicted[t][rows] = np.where(e[:, None], 0.0,
+                                              _view(model.points_to_come(o.astype(np.float32)), to_abs[t][rows]))
     next_points = state.spooky.astype(np.float64)
+    next_alt_points = next_points.copy()
     next_value = np.zeros((len(seeds), n))
     next_return = np.zeros((len(seeds), n))
+    next_lam = np.full(len(seeds), td_lambda)
     returns = [None] * len(games)
     for t in range(len(games) - 1, -1, -1):
         g = games[t]
-        ret = next_points[g] - booked[t] + (1.0 - td_lambda) * next_value[g] + td_lambda * next_return[g]
+        w = next_lam[g][:, None]
+        ret = ((1.0 - w) * (next_alt_points[g] - booked[t] + next_value[g])
+               + w * (next_points[g] - booked[t] + next_return[g]))
         returns[t] = ret
-        next_points[g], next_value[g], next_return[g] = booked[t], predicted[t], ret
+        next_points[g], next_alt_points[g], next_value[g] = booked[t], alt_booked[t], alt_predicted[t]
+        next_return[g], next_lam[g] = ret, lam[t]
     to_rel = [(s[:, None] + np.arange(n)[None, :]) % n for s in seats]  # the mover's view of seat order
     targets = np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
     return np.concatenate(obs), (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
@@ -307,6 +360,12 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     if not (args.explore_end == -1.0 or 0.0 <= args.explore_end <= 1.0):
         raise ValueError(f"explore_end={args.explore_end!r} is out of range: allowed are -1 (explore "
                          "throughout) or numbers in [0, 1]")
+    if args.greedy_targets and args.td_lambda == 1.0:
+        raise ValueError("greedy_targets=true needs td_lambda below 1: the targets of explored moves "
+                         "bootstrap from the network")
+    if not 0.0 <= args.weight_average < 1.0:
+        raise ValueError(f"weight_average={args.weight_average!r} is out of range: allowed are numbers in "
+                         "[0, 1) (0: no average)")
     if args.anneal_timesteps < 0:
         raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
                          "(total_timesteps) or more env steps")
@@ -339,6 +398,12 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
                 layer.bias.copy_(torch.from_numpy(theirs[f"value.{k}.bias"]))
         previous = init.meta.get("training", {})
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
+    averaged = (AveragedModel(net, multi_avg_fn=get_ema_multi_avg_fn(args.weight_average))
+                if args.weight_average else None)
+
+    def shipped() -> Network:
+        """The network that is evaluated, checkpointed and saved: the average if there is one."""
+        return averaged.module if averaged is not None else net
 
     # -- the league: agent specs, and frozen snapshots of the network ------------------------------
     specs = list(args.league)
@@ -349,7 +414,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     explore_rng = np.random.default_rng(args.seed + 1)
 
     def evaluate(step: int) -> dict[str, float]:
-        learner = ValueAgent(model=frozen(net, engine, args.points_scale), budget=0)
+        learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0)
         metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
                                     seed=10**9 + args.seed * 10**4)
         metrics["charts/cpu_minutes"] = (time.process_time() - cpu_start) / 60
@@ -397,7 +462,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
                 lineups[other] = 1 + np_rng.integers(len(pool), size=int(other.sum()))
             seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
             o, t, s = play_and_record(engine, [learner, *pool], lineups, seeds, args.points_scale,
-                                      learner.agent.model, args.td_lambda)
+                                      learner.agent.model, args.td_lambda, args.greedy_targets)
             if args.keep < 1.0:
                 kept = np_rng.random(len(o)) < args.keep
                 o, t = o[kept], t[kept]
@@ -412,6 +477,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         x = torch.from_numpy(np.concatenate([r[0] for r in replay]))
         y = torch.from_numpy(np.concatenate([r[1] for r in replay]))
         loss = fit_values(net, optimizer, x, y, args.epochs, args.minibatch, gen)
+        if averaged is not None:
+            averaged.update_parameters(net)
         fit_time = time.process_time() - t_fit
         # -- bookkeeping -------------------------------------------------------------------------
         if SNAPSHOT in specs and iteration % args.snapshot_every == 0:
@@ -435,19 +502,19 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
                       f"{ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} points, "
                       f"margin {ev.get('eval/margin', 0):+.2f}")
             # a checkpoint carries its training so far: a run stopped by hand still ships with its cost
-            save_model(run_dir / "checkpoints" / f"step{global_step}", net.weights(),
+            save_model(run_dir / "checkpoints" / f"step{global_step}", shipped().weights(),
                        value_meta(engine, args.points_scale, training_so_far(global_step, iteration)))
     bar.close()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(global_step)
     meta = value_meta(engine, args.points_scale, training_so_far(global_step, iteration, seconds, cpu_seconds))
-    save_model(run_dir / "model", net.weights(), meta)
+    save_model(run_dir / "model", shipped().weights(), meta)
     if args.save_model:
-        save_model(args.save_model, net.weights(), meta)
+        save_model(args.save_model, shipped().weights(), meta)
     logger.close()
     plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
                         f"afterstate values {args.variant} {N}p seed {args.seed}")
-    return {"run_dir": run_dir, "metrics": last, "eval": final, "net": net, "steps": global_step,
+    return {"run_dir": run_dir, "metrics": last, "eval": final, "net": shipped(), "steps": global_step,
             "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
