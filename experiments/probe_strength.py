@@ -22,7 +22,7 @@ import numpy as np
 from midnight_env.engine import Engine
 from midnight_env.play import play_batch
 from midnight_env.registry import make_agent, split_specs
-from midnight_env.tournament.schedule import _hash_int
+from midnight_env.seeds import derived_seed
 
 
 class Timed:
@@ -70,7 +70,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=256)
     a = p.parse_args()
     engine = Engine(a.variant, a.players)
-    seeds = np.array([_hash_int("probe", a.seed, d) for d in range(a.deals)], np.int64)
+    seeds = np.array([derived_seed("probe", a.seed, d) for d in range(a.deals)], np.int64)
     field = [make_agent(s) for s in split_specs(a.field)]
     ref = Timed(make_agent(a.reference))
     base = play_seats(engine, ref, field, seeds, a.batch)

@@ -7,6 +7,7 @@ restarts) then stay inside int64, the engine's seed type, for any realistic run.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -44,3 +45,11 @@ def check_seeds(seeds: Any, what: str = "seed") -> np.ndarray:
 def fresh_seed() -> int:
     """A random seed for callers that gave none (from the operating system's entropy)."""
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(2))
+
+
+def derived_seed(*parts: Any) -> int:
+    """A game seed fixed by ``parts`` (their text joined by "/"), e.g. a tournament's key and a
+    deal number: the same parts give the same seed on any machine and in any order of play, and
+    different labels ("deal", "probe", ...) give independent ones (BLAKE2b, 62 bits)."""
+    digest = hashlib.blake2b("/".join(str(p) for p in parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 2  # 62 bits: a seed below SEED_LIMIT

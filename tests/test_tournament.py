@@ -61,6 +61,18 @@ def test_schedule_is_balanced_over_a_cycle():
     assert len(set(seeds.tolist())) == deals
 
 
+def test_deal_seeds_are_derived_from_the_tournament_key_and_stay_what_they_were():
+    from midnight_env.seeds import SEED_LIMIT, derived_seed
+
+    config = make_tournament_config("midnight_party", 3, FAST, seed=4)
+    _, seeds, deals = Schedule(config).games(range(12))
+    assert [derived_seed(config.key, "deal", int(d)) for d in deals] == seeds.tolist()
+    assert all(0 <= s < SEED_LIMIT for s in seeds.tolist())
+    # the derivation is part of every stored tournament's games: pinned, so that it cannot drift
+    assert derived_seed("midnight", "deal", 0) == 1924228653102902723
+    assert derived_seed("probe", 0, 1) != derived_seed("probe", 1, 0)
+
+
 def test_schedule_depends_on_config_and_index_only():
     config = make_tournament_config("hidden_castle", 2, FAST, seed=1)
     full = Schedule(config).games(range(40))

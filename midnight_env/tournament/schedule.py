@@ -15,14 +15,13 @@ across workers.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 
+from midnight_env.seeds import derived_seed
 from midnight_env.tournament.config import TournamentConfig
 
 DEFAULT_GAMES = 1000  # at least; rounded up to complete schedule cycles (see default_games)
@@ -38,11 +37,6 @@ def default_games(config: TournamentConfig, minimum: int = DEFAULT_GAMES) -> int
     return unit * math.ceil(minimum / unit)
 
 
-def _hash_int(*parts: Any) -> int:
-    digest = hashlib.blake2b("/".join(str(p) for p in parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 2  # 62 bits: a non-negative int64 game seed
-
-
 class Schedule:
     """Line-up and seed of every game of a tournament (see the module docstring)."""
 
@@ -56,15 +50,16 @@ class Schedule:
         self._cycles: dict[int, np.ndarray] = {}
 
     def deal_seed(self, deal: int) -> int:
-        return _hash_int(self.config.key, "deal", deal)
+        return derived_seed(self.config.key, "deal", deal)
 
     def deal_agents(self, deal: int) -> np.ndarray:
         """Agents of a deal in seat order of its first copy."""
-        rng = np.random.default_rng(_hash_int(self.config.key, "seats", deal))
+        rng = np.random.default_rng(derived_seed(self.config.key, "seats", deal))
         if self._sets is not None:
             cycle, pos = divmod(deal, len(self._sets))
             if cycle not in self._cycles:
-                order = np.random.default_rng(_hash_int(self.config.key, "cycle", cycle)).permutation(len(self._sets))
+                shuffle = np.random.default_rng(derived_seed(self.config.key, "cycle", cycle))
+                order = shuffle.permutation(len(self._sets))
                 self._cycles = {cycle: order}  # one cycle at a time: deals are asked for in order
             members = np.array(self._sets[self._cycles[cycle][pos]])
         else:
