@@ -171,6 +171,21 @@ def test_native_rule_options_from_a_flag_reach_the_engine():
         parse_args(native.Args, ["--options", "rounds"])
 
 
+def test_list_and_mapping_settings_take_yaml_forms_on_the_command_line_and_bad_ones_name_the_allowed():
+    args = parse_args(native.Args, ["--hidden-sizes", "[512, 256]", "--options", "{rounds: 1}"])
+    assert (args.hidden_sizes, args.options) == ([512, 256], {"rounds": 1})
+    assert parse_args(native.Args, ["--hidden-sizes", "512,256"]).hidden_sizes == [512, 256]
+    with pytest.raises(ConfigFileError, match=r"hidden_sizes='\[512, x\]' is not a valid list: allowed are int "
+                                              r"values, comma-separated \(256,128\) or as a YAML list"):
+        parse_args(native.Args, ["--hidden-sizes", "[512, x]"])
+    with pytest.raises(ConfigFileError, match=r"hidden_sizes='\[1,' is not a valid list"):
+        parse_args(native.Args, ["--hidden-sizes", "[1,"])  # broken YAML
+    with pytest.raises(ConfigFileError, match=r"options='\[1, 2\]' is not a valid dict: allowed are KEY=VALUE pairs"):
+        parse_args(native.Args, ["--options", "[1, 2]"])
+    with pytest.raises(ConfigFileError, match="num_envs='many' is not a valid int: allowed are whole numbers"):
+        parse_args(native.Args, ["--num-envs", "many"])
+
+
 def test_native_args_from_yaml_with_flags_winning(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("num_envs: 8\nhidden_sizes: [16, 8]\nopponents: [expert]\nlearning_rate: 0.01\n")

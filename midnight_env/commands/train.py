@@ -33,7 +33,8 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
     p.add_argument("--config", metavar="FILE.yaml", help="training config (configs/*.yaml); defaults when omitted")
     p.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="set one config key, e.g. --override total_timesteps=200000 (repeatable; lists "
-                        "comma-separated: --override opponents=self,expert)")
+                        "comma-separated or in YAML: --override opponents=self,expert, "
+                        "--override 'hidden_sizes=[512, 256]')")
     p.add_argument("--seed", type=int, help="seed (overrides the config's)")
     p.add_argument("--total-timesteps", type=int,
                    help="steps to train for, overriding the config's: env steps (every seat's decisions) for "

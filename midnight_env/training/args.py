@@ -41,6 +41,7 @@ def field_docs(cls) -> dict[str, str]:
 
 def _convert(name: str, kind, value: Any):
     """``value`` (from YAML or a flag's text) as the field's type, or ConfigFileError naming it."""
+    given = value
     origin = typing.get_origin(kind)
     args = typing.get_args(kind)
     if origin is typing.Union or str(origin) == "types.UnionType":
@@ -67,7 +68,12 @@ def _convert(name: str, kind, value: Any):
             return converted
         if kind is str:
             return "" if value is None else str(value)
+        collection = origin in (list, tuple, dict) or kind is dict
+        if collection and isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+            value = yaml.safe_load(value)  # YAML's own form, as in a config file: [256, 128], {rounds: 1}
         if origin in (list, tuple):
+            if isinstance(value, dict):
+                raise ValueError
             items = [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else list(value or [])
             return origin(_convert(name, args[0], item) for item in items)
         if origin is dict or kind is dict:  # a bare `dict` field too (native's options)
@@ -79,11 +85,29 @@ def _convert(name: str, kind, value: Any):
             if not isinstance(value, dict):
                 raise ValueError
             return dict(value)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, yaml.YAMLError):
         pass
     else:
         return value
-    raise ConfigFileError(f"setting {name}={value!r} is not a valid {getattr(kind, '__name__', kind)}")
+    raise ConfigFileError(f"setting {name}={given!r} is not a valid {getattr(kind, '__name__', kind)}: "
+                          f"allowed are {_allowed(kind)}")
+
+
+def _allowed(kind) -> str:
+    """The values a setting of type ``kind`` takes, in words, for error messages."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is bool:
+        return "true or false"
+    if kind is int:
+        return "whole numbers"
+    if kind is float:
+        return "numbers"
+    if origin in (list, tuple):
+        item = getattr(args[0], "__name__", args[0]) if args else "value"
+        return f"{item} values, comma-separated (256,128) or as a YAML list ([256, 128])"
+    if origin is dict or kind is dict:
+        return "KEY=VALUE pairs, comma-separated (rounds=1,guests_per_player=2) or a YAML mapping ({rounds: 1})"
+    return "text"
 
 
 def load_yaml(path: str | Path) -> dict:
