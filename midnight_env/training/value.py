@@ -265,7 +265,7 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
     alt_booked, alt_predicted = list(booked), list(predicted)
     for t, (rows, o, b, e) in enumerate(explored):
         if len(rows):
-            lam[t], alt_booked[t], alt_predicted[t] = lam[t].copy(), booked[t].copy(), predicted[t].copy()
+            alt_booked[t], alt_predicted[t] = booked[t].copy(), predicted[t].copy()  # not the taken ones
             lam[t][rows] = 0.0
             alt_booked[t][rows] = b
             alt_predicted[t][rows] = np.where(e[:, None], 0.0,
