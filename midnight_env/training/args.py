@@ -103,8 +103,10 @@ def _allowed(kind) -> str:
     if kind is float:
         return "numbers"
     if origin in (list, tuple):
-        item = getattr(args[0], "__name__", args[0]) if args else "value"
-        return f"{item} values, comma-separated (256,128) or as a YAML list ([256, 128])"
+        item = args[0] if args else str
+        example = ["256", "128"] if item in (int, float) else ["expert", "search"]
+        return (f"{getattr(item, '__name__', item)} values, comma-separated ({','.join(example)}) or as a YAML "
+                f"list ([{', '.join(example)}])")
     if origin is dict or kind is dict:
         return "KEY=VALUE pairs, comma-separated (rounds=1,guests_per_player=2) or a YAML mapping ({rounds: 1})"
     return "text"
