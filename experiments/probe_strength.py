@@ -14,7 +14,6 @@ second (wall clock inside its own ``act``, games batched ``--batch`` at a time).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
@@ -23,6 +22,7 @@ from midnight_env.engine import Engine
 from midnight_env.play import play_batch
 from midnight_env.registry import make_agent, split_specs
 from midnight_env.seeds import derived_seed
+from midnight_env.training.evaluate import mean_ci
 
 
 class Timed:
@@ -80,9 +80,8 @@ def main() -> None:
         cand = Timed(make_agent(spec))
         start = time.process_time()
         pts = play_seats(engine, cand, field, seeds, a.batch)
-        diff = (pts - base).mean(axis=1)
-        half = 1.96 * diff.std(ddof=1) / math.sqrt(len(diff))
-        print(f"{spec:40s} {pts.mean():7.2f} points  diff {diff.mean():+.2f} ± {half:.2f}  "
+        diff, half = mean_ci((pts - base).mean(axis=1))
+        print(f"{spec:40s} {pts.mean():7.2f} points  diff {diff:+.2f} ± {half:.2f}  "
               f"{cand.decisions / max(cand.seconds, 1e-9):8.0f} dec/s  ({time.process_time() - start:.0f} s)",
               flush=True)
 

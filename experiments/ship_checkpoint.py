@@ -68,7 +68,7 @@ def main() -> None:
             "git_commit": a.commit, "uncommitted_changes": None, "created": created,
             "machine": f"{os.uname().machine} Linux, {os.cpu_count()} CPUs",
             "cpu_minutes": round(cpu_seconds / 60, 1), "iterations": iterations}
-    elif meta["training"]["git_commit"] != a.commit and not meta["training"]["git_commit"].startswith(a.commit):
+    elif not meta["training"]["git_commit"].startswith(a.commit):  # the full hash or its abbreviation
         raise SystemExit(f"{stem}.json was trained at commit {meta['training']['git_commit']}, not {a.commit}")
     meta["training"] |= {
         "stopped": (f"stopped by hand after iteration {iterations}, at {a.step:,} of its {config['total_timesteps']:,} "
