@@ -3,7 +3,9 @@
 For every deal (one game seed) and every seat r, the candidate plays seat r against the field in
 the other seats, and so does the reference agent: the same dice (the engine's die faces depend on
 the game seed alone) and the same opponents, so the difference of their points in seat r is a
-paired measurement with most of the luck taken out. Prints, per candidate, its mean points, the
+paired measurement with most of the luck taken out (``training.evaluate.play_every_seat``; a
+field larger than the seats left takes turns, the next N - 1 of its agents per deal, so a full
+field can be probed too). Prints, per candidate, its mean points, the
 reference's, their difference with a 95 % interval over deals, and the candidate's decisions per
 second (wall clock inside its own ``act``, games batched ``--batch`` at a time).
 
@@ -19,10 +21,9 @@ import time
 import numpy as np
 
 from midnight_env.engine import Engine
-from midnight_env.play import play_batch
 from midnight_env.registry import make_agent, split_specs
 from midnight_env.seeds import derived_seed
-from midnight_env.training.evaluate import mean_ci
+from midnight_env.training.evaluate import mean_ci, play_every_seat
 
 
 class Timed:
@@ -39,31 +40,13 @@ class Timed:
         return out
 
 
-def play_seats(engine, agent, field, seeds, batch):
-    """points[d, r]: the agent's points in seat r of deal d, the field in the other seats."""
-    n = engine.num_players
-    agents = [agent] + field
-    lineups, game_seeds = [], []
-    for s in seeds:
-        for r in range(n):
-            others = [1 + (k % len(field)) for k in range(n - 1)]
-            lineups.append(others[:r] + [0] + others[r:])
-            game_seeds.append(s)
-    lineups, game_seeds = np.array(lineups), np.array(game_seeds)
-    points = np.empty(len(game_seeds))
-    for lo in range(0, len(game_seeds), batch):
-        res = play_batch(engine, agents, lineups[lo:lo + batch], game_seeds[lo:lo + batch])
-        seat = np.array([np.flatnonzero(row == 0)[0] for row in res.lineups])
-        points[lo:lo + batch] = res.points[np.arange(len(seat)), seat]
-    return points.reshape(len(seeds), n)
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--variant", default="midnight_party")
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--agents", required=True, help="candidate specs, comma-separated")
-    p.add_argument("--field", default="expert", help="specs of the other seats (cycled)")
+    p.add_argument("--field", default="expert", help="specs of the other seats (in order, cycled; a larger "
+                   "field: the next N-1 per deal)")
     p.add_argument("--reference", default="expert")
     p.add_argument("--deals", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
@@ -73,13 +56,13 @@ def main() -> None:
     seeds = np.array([derived_seed("probe", a.seed, d) for d in range(a.deals)], np.int64)
     field = [make_agent(s) for s in split_specs(a.field)]
     ref = Timed(make_agent(a.reference))
-    base = play_seats(engine, ref, field, seeds, a.batch)
+    base = play_every_seat(engine, ref, field, seeds, a.batch).agent_points()
     print(f"{a.variant} {a.players}p, field {a.field}, {a.deals} deals x {a.players} seats, seed {a.seed}")
     print(f"reference {a.reference}: {base.mean():.2f} points, {ref.decisions / max(ref.seconds, 1e-9):.0f} dec/s")
     for spec in split_specs(a.agents):
         cand = Timed(make_agent(spec))
         start = time.process_time()
-        pts = play_seats(engine, cand, field, seeds, a.batch)
+        pts = play_every_seat(engine, cand, field, seeds, a.batch).agent_points()
         diff, half = mean_ci((pts - base).mean(axis=1))
         print(f"{spec:40s} {pts.mean():7.2f} points  diff {diff:+.2f} ± {half:.2f}  "
               f"{cand.decisions / max(cand.seconds, 1e-9):8.0f} dec/s  ({time.process_time() - start:.0f} s)",

@@ -59,7 +59,7 @@ from midnight_env.observation import encode_observations, observation_size
 from midnight_env.registry import make_agent
 from midnight_env.state import MOVE, OVER, PLACE
 from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
-from midnight_env.training.evaluate import mean_ci
+from midnight_env.training.evaluate import mean_ci, play_every_seat
 from midnight_env.training.export import linear_weights
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
@@ -311,31 +311,19 @@ def _view(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
 def strong_field_eval(agent: Agent, engine: Engine, field_agents: list[Agent], names: list[str], deals: int,
                       seed: int) -> dict[str, float]:
     """The agent in every seat of ``deals`` deals (the same dice per deal), the field in the other
-    seats: its mean points (``eval/points``, ``eval/points_ci`` over deals), each field agent's
-    (``eval/points/<name>``) and its margin to the field's mean (``eval/margin``, negative: better)."""
-    from midnight_env.play import play_batch
-
-    n = engine.num_players
-    lineups, seeds = [], []
-    for d in range(deals):
-        for r in range(n):
-            others = [1 + (k % len(field_agents)) for k in range(n - 1)]
-            lineups.append(others[:r] + [0] + others[r:])
-            seeds.append(seed + d)
-    lineups, seeds = np.array(lineups, np.int64), np.array(seeds, np.int64)
-    results = [play_batch(engine, [agent, *field_agents], lineups[lo:lo + 256], seeds[lo:lo + 256])
-               for lo in range(0, len(seeds), 256)]
-    points = np.concatenate([r.points for r in results])
-    ranks = np.concatenate([r.ranks for r in results])
-    mine = (points * (lineups == 0)).sum(1).reshape(deals, n).mean(1)
-    mean, half = mean_ci(mine)
-    out = {"eval/points": mean, "eval/points_ci": half, "eval/win_rate": float((ranks[lineups == 0] == 1).mean())}
+    seats (:func:`~midnight_env.training.evaluate.play_every_seat`): its mean points
+    (``eval/points``, ``eval/points_ci`` over deals), each field agent's (``eval/points/<name>``)
+    and its margin to the field's mean (``eval/margin``, negative: better)."""
+    games = play_every_seat(engine, agent, field_agents, seed + np.arange(deals))
+    mean, half = mean_ci(games.agent_points().mean(axis=1))
+    mine = games.lineups == 0
+    out = {"eval/points": mean, "eval/points_ci": half, "eval/win_rate": float((games.ranks[mine] == 1).mean())}
     others_mean = []
     for k, name in enumerate(names):
-        taken = lineups == k + 1
+        taken = games.lineups == k + 1
         if taken.any():
-            out[f"eval/points/{name}"] = float(points[taken].mean())
-            others_mean.append(points[taken].mean())
+            out[f"eval/points/{name}"] = float(games.points[taken].mean())
+            others_mean.append(games.points[taken].mean())
     if others_mean:
         out["eval/margin"] = mean - float(np.mean(others_mean))
     return out
