@@ -23,21 +23,12 @@ from midnight_env.solve import SolveError, load_solution, solve
 from midnight_env.solve.check import CheckError, check_bellman, check_games, check_transitions
 from midnight_env.solve.keys import decode_games, encode_games
 from midnight_env.solve.policy import agent_policy, evaluate_policy, play_values, regret_table, solution_agent
-from midnight_env.solve.setups import TINY_CASTLE, TINY_PLAIN_CASTLE
+from midnight_env.solve.setups import TINY_CASTLE, TINY_PARTY, TINY_PLAIN_CASTLE
 from midnight_env.state import OVER
 from midnight_env.tournament.config import default_agents, fit_error
 
-# six squares, a plain room at every one, one landing worth 5: placed on 3, 4 or 5, a guest waits
-# (passing) for Hugo's first move (he steps onto 0, 1, 2 and the rooms open); then a number takes
-# it into a room (0 points) and Hugo's next move (onto 3, 4, 5) captures it: 5 points with
-# probability 1/3
-TINY = {"name": "tiny", "gallery_squares": 6, "arrow_square": 0,
-        "rooms": [{"door": d, "kind": "plain"} for d in range(6)],
-        "stairs": {"kind": "landings", "values": [5], "hugo_start": "top", "overflow": "wine_cellar",
-                   "wine_cellar_value": 2}}
 
-
-def tiny(variant="midnight_party", players=1, board=TINY, **options):
+def tiny(variant="midnight_party", players=1, board=TINY_PARTY, **options):
     return make_config(variant, players, board=board_from_dict(board), **options)
 
 

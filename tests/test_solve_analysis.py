@@ -21,25 +21,16 @@ from midnight_env.solve.analysis import (
     placement_values,
     shares,
 )
-from midnight_env.solve.setups import TINY_CASTLE
+from midnight_env.solve.setups import TINY_CASTLE, TINY_PARTY
 from midnight_env.solve.values import FACE_PROBABILITY
 from midnight_env.state import OVER, ROLL
 
 matplotlib.use("Agg")
 
-# six squares, a plain room at every one, one landing worth 5 (as tests/test_solve.py): a guest
-# placed on 3, 4 or 5 is safe from Hugo's first move (he steps onto 0, 1, 2 and the rooms open),
-# so it waits; then its first number takes it into a room, unless Hugo's next move comes first
-# and captures it (5 points): 5/3 expected
-TINY = {"name": "tiny", "gallery_squares": 6, "arrow_square": 0,
-        "rooms": [{"door": d, "kind": "plain"} for d in range(6)],
-        "stairs": {"kind": "landings", "values": [5], "hugo_start": "top", "overflow": "wine_cellar",
-                   "wine_cellar_value": 2}}
-
 
 @pytest.fixture(scope="module")
 def tiny():
-    return solve(make_config("midnight_party", 1, board=board_from_dict(TINY), guests_per_player=1, rounds=1))
+    return solve(make_config("midnight_party", 1, board=board_from_dict(TINY_PARTY), guests_per_player=1, rounds=1))
 
 
 @pytest.fixture(scope="module")
