@@ -28,7 +28,9 @@ others included (:meth:`SearchAgent.tree_size`), and buys **depth first**: ``T``
 turns (up to ``turns``) whose cheapest tree fits, then what is left buys exact own rolls, more
 numbers per other player's roll, or more sampled sequences (:meth:`SearchAgent.plan`). Until
 depth came first, four times the budget bought only more exact chance nodes at the same depth,
-and almost no strength; measurements in BENCHMARKS.md.
+and almost no strength in midnight_party; in hidden_castle it is the other way round, a second
+own turn costs strength, so ``turns`` is 2 there by default and 1 in hidden_castle
+(``DEFAULT_TURNS``); measurements in BENCHMARKS.md.
 
 The game knowledge sits in three methods (:meth:`SearchAgent.judge` values leaves,
 :meth:`SearchAgent.reply` plays the others, :meth:`SearchAgent.choose` places guests): the
@@ -76,18 +78,23 @@ class SearchAgent(Agent):
     description = ("expectimax over the die through its next turns: its moves maximised, chance nodes "
                    "with the die's real odds or sampled with common random numbers, the others modelled by the "
                    "expert, leaves valued by the expert's evaluation; the budget buys depth first "
-                   "(search:budget=N positions per decision,turns=T at most)")
+                   "(search:budget=N positions per decision,turns=T at most: by default 2 in midnight_party, "
+                   "1 in hidden_castle)")
 
-    def __init__(self, budget: int = 1500, turns: int = 2, leaf: str = "move", **weights):
-        if budget < 1 or turns < 1:
+    def __init__(self, budget: int = 1500, turns: int | None = None, leaf: str = "move", **weights):
+        if budget < 1 or (turns is not None and turns < 1):
             raise ValueError(f"search needs budget >= 1 and turns >= 1, got budget={budget}, turns={turns}")
         if leaf not in ("move", "roll"):
             raise ValueError(f"search leaf={leaf!r}: allowed are move (after its own next move) or roll "
                              "(when it is about to roll)")
         self.leaf = leaf
         self.budget = int(budget)
-        self.turns = int(turns)
+        self.turns = None if turns is None else int(turns)
         self.weights = weights_from(weights)
+
+    def max_turns(self, engine: Engine) -> int:
+        """The most own turns searched: ``turns`` if given, else the variant's default."""
+        return self.turns if self.turns is not None else DEFAULT_TURNS.get(engine.variant, 2)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         engine, state, games = decisions.engine, decisions.state, decisions.games
@@ -118,17 +125,17 @@ class SearchAgent(Agent):
         """The choice of a decision the tree does not search (placing a guest)."""
         return greedy_choices(engine, state, games, draws, self.weights)
 
-    def plan(self, children: np.ndarray, num_players: int) -> Plan:
+    def plan(self, children: np.ndarray, num_players: int, turns: int) -> Plan:
         """How each game spends the budget (positions searched or judged per decision).
 
-        Depth first: the most own turns (up to ``turns``) whose cheapest tree fits (one sampled
-        dice sequence per move; the searcher's rolls after its first one sampled too). Then, in
-        this order, what still fits: every face of the searcher's later rolls, the most numbers
-        per other player's roll (Hugo and k of the four; all four makes the tree exact), and
-        with none of them, more sampled sequences per move. Depth comes first because it pays
-        most (measured in BENCHMARKS.md)."""
+        Depth first: the most own turns (up to ``turns``: :meth:`max_turns`) whose cheapest tree
+        fits (one sampled dice sequence per move; the searcher's rolls after its first one sampled
+        too). Then, in this order, what still fits: every face of the searcher's later rolls, the
+        most numbers per other player's roll (Hugo and k of the four; all four makes the tree
+        exact), and with none of them, more sampled sequences per move. Depth comes first because
+        it pays most where a second turn pays at all (midnight_party; measured in BENCHMARKS.md)."""
         depth = np.ones(len(children), np.int64)
-        for t in range(2, self.turns + 1):
+        for t in range(2, turns + 1):
             depth = np.where(self.tree_size(children, num_players, t, 0, False) <= self.budget, t, depth)
         own_exact = self.tree_size(children, num_players, depth, 0, True) <= self.budget
         k = np.zeros(len(children), np.int64)
@@ -169,7 +176,7 @@ class SearchAgent(Agent):
         me = state.player[games].astype(np.int64)
         root = expand(engine, state, games)
         children = np.diff(root.start)
-        plan = self.plan(children, engine.num_players)
+        plan = self.plan(children, engine.num_players, self.max_turns(engine))
         k, samples = plan.numbers, plan.samples
         crn = (draws * (1 << 40)).astype(np.int64)  # per-game seed of the sampled numbers
 
@@ -260,6 +267,11 @@ class SearchAgent(Agent):
         return root.action[best]
 
 
+# the most own turns searched unless `turns` says otherwise. A second own turn pays in
+# midnight_party (against three experts: 1.4 points a game at 4x the default budget) and costs
+# in hidden_castle, where the same budget spent on one exact turn gains: BENCHMARKS.md, "Search
+# strength against its budget"
+DEFAULT_TURNS = {"midnight_party": 2, "hidden_castle": 1}
 OWN_ROLL_POSITIONS = 24  # about four numbers times six moves: positions one own roll adds
 OWN_MOVE_POSITIONS = 6  # about six moves: positions one sampled own roll adds
 

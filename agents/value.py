@@ -76,7 +76,7 @@ class ValueAgent(SearchAgent):
                    "the leaves and playing the others (budget=N positions, turns=T; others=W weighs the "
                    "others' points)")
 
-    def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int = 2, others: float = 1.0,
+    def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None, others: float = 1.0,
                  model: ValueModel | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
@@ -121,7 +121,7 @@ def shipped_description(meta: dict) -> str:
 
 
 def shipped_factory(stem: Path):
-    def factory(budget: int = SHIPPED_BUDGET, turns: int = 2, others: float = 1.0) -> ValueAgent:
+    def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float = 1.0) -> ValueAgent:
         return ValueAgent(stem, budget=budget, turns=turns, others=others)
 
     return factory

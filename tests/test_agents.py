@@ -233,18 +233,31 @@ def test_search_budget_counts_the_positions_the_expert_looks_at_too():
 def test_search_budget_buys_depth_first():
     # default budget, 4 players: with 2 moves a second own turn fits (2 * 543 <= 1500); with 6
     # only one, then Hugo and one number per other player's roll (6 * 248); with 12, sampled dice
-    plan = SearchAgent(budget=1500).plan(np.array([2, 6, 12]), 4)
+    plan = SearchAgent(budget=1500).plan(np.array([2, 6, 12]), 4, 2)
     assert plan.turns.tolist() == [2, 1, 1]
     assert plan.numbers.tolist() == [0, 1, 0]
     assert plan.samples.tolist() == [1, 1, 1500 // (12 * 39)]
     # four times the budget: a second own turn with 6 moves, its second roll exact (6 * 975)
-    plan = SearchAgent(budget=6000).plan(np.array([2, 6, 12]), 4)
+    plan = SearchAgent(budget=6000).plan(np.array([2, 6, 12]), 4, 2)
     assert plan.turns.tolist() == [2, 2, 1]
     assert plan.own_exact[:2].tolist() == [True, True]
     assert plan.samples.tolist() == [6000 // (2 * 975), 1, 1]
     # no deeper than asked, and exact (every face of every roll) when everything fits
-    plan = SearchAgent(budget=10**9, turns=2).plan(np.array([6]), 4)
+    plan = SearchAgent(budget=10**9).plan(np.array([6]), 4, 2)
     assert (plan.turns[0], plan.numbers[0], plan.samples[0], plan.own_exact[0]) == (2, 4, 1, True)
+
+
+def test_search_looks_two_own_turns_ahead_in_midnight_party_and_one_in_hidden_castle_unless_told():
+    # a second own turn pays in midnight_party and costs in hidden_castle (BENCHMARKS.md)
+    classic, castle = Engine("midnight_party", 4), Engine("hidden_castle", 4)
+    assert SearchAgent().max_turns(classic) == 2
+    assert SearchAgent().max_turns(castle) == 1
+    assert make_agent("search:turns=2").max_turns(castle) == 2
+    assert make_agent("value-hidden_castle-4p:budget=6000").max_turns(castle) == 1
+    # with 2 moves at the default budget, a second turn fits, and is taken only where allowed
+    agent = SearchAgent()
+    assert agent.plan(np.array([2]), 4, agent.max_turns(classic)).turns.tolist() == [2]
+    assert agent.plan(np.array([2]), 4, agent.max_turns(castle)).turns.tolist() == [1]
 
 
 @pytest.mark.parametrize("variant,players,spec", [("hidden_castle", 6, "search:budget=150"),
