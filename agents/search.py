@@ -28,9 +28,9 @@ others included (:meth:`SearchAgent.tree_size`), and buys **depth first**: ``T``
 turns (up to ``turns``) whose cheapest tree fits, then what is left buys exact own rolls, more
 numbers per other player's roll, or more sampled sequences (:meth:`SearchAgent.plan`). Until
 depth came first, four times the budget bought only more exact chance nodes at the same depth,
-and almost no strength in midnight_party; in hidden_castle it is the other way round, a second
-own turn costs strength, so ``turns`` is 2 there by default and 1 in hidden_castle
-(``DEFAULT_TURNS``); measurements in BENCHMARKS.md.
+and almost no strength in midnight_party. In hidden_castle a second own turn costs strength
+and one exact turn gains with the budget, so by default ``turns`` is 2 in midnight_party and 1
+in hidden_castle (``DEFAULT_TURNS``); measurements in BENCHMARKS.md.
 
 The game knowledge sits in three methods (:meth:`SearchAgent.judge` values leaves,
 :meth:`SearchAgent.reply` plays the others, :meth:`SearchAgent.choose` places guests): the

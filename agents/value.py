@@ -73,8 +73,8 @@ class ValueAgent(SearchAgent):
     name = "value"
     description = ("a trained afterstate value network: value:path=FILE.npz plays the legal choice whose "
                    "afterstate it values most (budget=0) or searches like `search` with the network judging "
-                   "the leaves and playing the others (budget=N positions, turns=T; others=W weighs the "
-                   "others' points)")
+                   "the leaves and playing the others (budget=N positions, turns=T as `search`'s; others=W "
+                   "weighs the others' points)")
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None, others: float = 1.0,
                  model: ValueModel | None = None):
