@@ -5,9 +5,9 @@ the other seats, and so does the reference agent: the same dice (the engine's di
 the game seed alone) and the same opponents, so the difference of their points in seat r is a
 paired measurement with most of the luck taken out (``training.evaluate.play_every_seat``; a
 field larger than the seats left takes turns, the next N - 1 of its agents per deal, so a full
-field can be probed too). Prints, per candidate, its mean points, the
-reference's, their difference with a 95 % interval over deals, and the candidate's decisions per
-second (wall clock inside its own ``act``, games batched ``--batch`` at a time).
+field can be probed too). Prints, per candidate, its mean points, the reference's, their
+difference with a 95 % interval over deals, and the candidate's decisions per CPU-second (the
+process's CPU time inside its own ``act``, games batched ``--batch`` at a time).
 
     python experiments/probe_strength.py --players 4 --deals 100 --field expert --reference expert \
         --agents search:budget=250,search,search:budget=4000
@@ -27,7 +27,7 @@ from midnight_env.training.evaluate import mean_ci, play_every_seat
 
 
 class Timed:
-    """An agent wrapper that adds up the wall-clock time and the decisions of its ``act``."""
+    """An agent wrapper that adds up the CPU time and the decisions of its ``act``."""
 
     def __init__(self, agent):
         self.agent, self.name, self.seconds, self.decisions = agent, agent.name, 0.0, 0
