@@ -210,7 +210,9 @@ def write_markdown(args: Args) -> Path:
              f"there also `search:budget={16 * DEFAULT_BUDGET}`. "
              "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
              "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "
-             "with a 95 % interval clustered by deal; the verdict under each table reads them. Rating: openskill "
+             "with a 95 % interval clustered by deal and stratified by agent set (the schedule fixes how often "
+             "each set is dealt, so the spread between sets is no noise: BENCHMARKS.md, \"Tournament intervals\"); "
+             "the verdict under each table reads them. Rating: openskill "
              "Plackett-Luce on finishing orders (mean ± 1.96 sigma; the rank column sorts by it, mu - 3 sigma); "
              "win rate counts shared wins.", "",
              f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which "

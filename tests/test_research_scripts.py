@@ -1,4 +1,5 @@
-"""The research scripts run tiny (experiments/regret_table.py, experiments/exploitability.py), and
+"""The research scripts run tiny (experiments/regret_table.py, experiments/exploitability.py,
+experiments/interval_calibration.py), and
 native PPO trains a one-player set-up whose checkpoints the regret table evaluates exactly.
 
 The numbers they print for docs/RESEARCH.md come from full runs; here they run in seconds on the
@@ -194,3 +195,24 @@ def test_ship_checkpoint_records_where_the_run_stopped_and_how_to_reproduce_it(t
     assert shipped["stopped"].startswith(f"stopped by hand after iteration 1, at {step:,} of its 600")
     assert shipped["reproduce"]["command"] == f"midnight train --algo value --config {reproduce}"
     assert out.with_suffix(".npz").read_bytes() == (run / "checkpoints" / f"step{step}.npz").read_bytes()
+
+
+def test_interval_calibration_splits_a_tournament_into_whole_cycles(tmp_path, capsys):
+    from midnight_env.tournament import make_tournament_config, run_tournament
+
+    db = tmp_path / "t.sqlite"
+    config = make_tournament_config("midnight_party", 2, ["random", "runner", "coward"], seed=4)
+    run_tournament(config, 48, db=db, batch_size=16, progress=False)  # 8 cycles of 6 games
+    script = load_script("interval_calibration")
+    assert script.main([str(db), "--replicates", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "48 games in 4 replicates of 12" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[0] in config.agents}
+    assert set(rows) == {"random", "runner", "coward"}
+    # each replicate deals every pair twice, so the stratified interval is measurable and not wider
+    # than the unstratified one by more than its smaller degrees of freedom allow
+    for cells in rows.values():
+        observed, stratified, unstratified = float(cells[2]), float(cells[3]), float(cells[5])
+        assert observed >= 0 and 0 < stratified <= 2 * unstratified
+    assert script.main([str(db), "--replicates", "3"]) == 2  # 16 games: not whole cycles of 6
+    assert "--replicates 3" in capsys.readouterr().err

@@ -24,9 +24,9 @@ from midnight_env.registry import AgentError
 from midnight_env.tournament import (
     Schedule,
     TournamentError,
-    _clustered_mean,
     leaderboard,
     make_tournament_config,
+    points_interval,
     run_tournament,
 )
 
@@ -158,10 +158,60 @@ def test_shared_ranks_are_rated_as_ties():
 
 def test_clustered_interval_counts_deals_not_games():
     values = np.array([1.0, 1.0, 3.0, 3.0])
-    mean, half = _clustered_mean(values, np.array([0, 0, 1, 1]))
+    mean, half = points_interval(values, np.array([0, 0, 1, 1]))
     assert mean == 2.0
     # two clusters with sums 2 and 6 around 4: se = sqrt(2 * (4 + 4)) / 4 = 1
     assert half == pytest.approx(1.96)
+
+
+def test_interval_is_stratified_by_agent_set():
+    # deals 0, 1 of one agent set, 2, 3 of another: totals 1, 3 and 11, 13
+    values, deals, sets = np.array([1.0, 3.0, 11.0, 13.0]), np.arange(4), np.array([0, 0, 1, 1])
+    mean, half = points_interval(values, deals, sets)
+    assert mean == 7.0
+    # within the sets: 2 * (1 + 1) each, se = sqrt(8) / 4; the spread between the sets is no noise
+    assert half == pytest.approx(1.96 * np.sqrt(8) / 4)
+    _, unstratified = points_interval(values, deals)  # 4/3 * (36 + 16 + 16 + 36), se = sqrt(138.7) / 4
+    assert unstratified == pytest.approx(1.96 * np.sqrt(4 / 3 * 104) / 4)
+    # a set dealt once has no measurable spread: the unstratified interval then
+    three = points_interval(values[:3], deals[:3], sets[:3])[1]
+    assert three == pytest.approx(points_interval(values[:3], deals[:3])[1])
+
+
+def test_stratified_interval_covers_the_mean_at_its_level():
+    """Simulated balanced tournaments: 6 agent sets far apart, 6 deals each of 2 copies sharing the
+    deal's luck. The stratified interval holds the true mean about 95 % of the time; the
+    unstratified one, counting the fixed spread between sets as noise, nearly always."""
+    rng = np.random.default_rng(3)
+    offsets = np.arange(6) * 8.0
+    sets = np.repeat(np.arange(6), 12)
+    deals = np.repeat(np.arange(36), 2)
+    covered = np.zeros(2, int)
+    for _ in range(1000):
+        luck = np.repeat(rng.normal(0, 3, 36), 2) + rng.normal(0, 2, 72)
+        values = offsets[sets] + luck
+        for j, strata in enumerate((sets, None)):
+            mean, half = points_interval(values, deals, strata)
+            covered[j] += abs(mean - offsets.mean()) <= half
+    assert 920 <= covered[0] <= 975
+    assert covered[1] >= 995
+
+
+def test_leaderboard_intervals_leave_out_the_spread_between_agent_sets():
+    from midnight_env.tournament import Results
+
+    config = make_tournament_config("midnight_party", 2, FAST, seed=0)
+    # two cycles: every pair of agents in two deals of two seat-rotated copies
+    lineups = np.array([pair[::(-1) ** c] for pair in combinations(range(3), 2) for _ in range(2) for c in range(2)])
+    points = 10 * (lineups + 1) + 3 * (lineups[:, ::-1] + 1)  # fixed by the agent and its opponent
+    ranks = np.where(points == points.min(axis=1, keepdims=True), 1, 2)
+    results = Results(config, np.arange(12), np.arange(12) // 2, lineups, points, ranks)
+    by = {s.agent: s for s in leaderboard(results)}
+    assert by["random"].mean_points == 17.5 and by["coward"].mean_points == 34.5
+    assert all(s.points_ci == 0 for s in by.values())  # the same points in every deal of a set
+    first = [0, 1, 4, 5, 8, 9]  # one cycle: each set dealt once, its spread unmeasured
+    one_cycle = Results(config, np.arange(6), np.arange(6) // 2, lineups[first], points[first], ranks[first])
+    assert all(s.points_ci > 0 for s in leaderboard(one_cycle))
 
 
 def test_extending_and_resuming_adds_only_missing_games(tmp_path):

@@ -27,10 +27,7 @@ from midnight_env.tournament.config import (
     fit_error,
     make_tournament_config,
 )
-from midnight_env.tournament.ratings import RATING_ORDERS, Standing, leaderboard
-from midnight_env.tournament.ratings import (
-    _clustered_mean as _clustered_mean,  # tests check the interval directly
-)
+from midnight_env.tournament.ratings import RATING_ORDERS, Standing, agent_sets, leaderboard, points_interval
 from midnight_env.tournament.report import (
     format_table,
     leaderboard_paths,
@@ -47,7 +44,7 @@ from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
 __all__ = [
     "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
     "RATING_ORDERS", "SLOW_AGENTS", "ResultStore", "Results", "Schedule", "Standing", "TournamentConfig",
-    "TournamentError", "TournamentRun", "default_agents", "default_games", "fit_error", "format_table",
-    "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "plot_ratings", "print_table",
-    "run_tournament", "write_leaderboard",
+    "TournamentError", "TournamentRun", "agent_sets", "default_agents", "default_games", "fit_error", "format_table",
+    "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "plot_ratings", "points_interval",
+    "print_table", "run_tournament", "write_leaderboard",
 ]

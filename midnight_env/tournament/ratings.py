@@ -2,8 +2,9 @@
 
 Plackett-Luce ratings (openskill) on each game's finishing order (ties share a rank), averaged
 over shuffled game orders so that no game counts more than another; mean spooky points with
-95 % confidence intervals clustered by deal (the copies of a deal are correlated), win rate (a
-shared win counts) and mean rank.
+95 % confidence intervals by deal (the copies of a deal are correlated), stratified by the deal's
+agent set where the schedule repeats every set (see :func:`points_interval`), win rate (a shared
+win counts) and mean rank.
 """
 
 from __future__ import annotations
@@ -32,16 +33,39 @@ class Standing:
         return self.mu - 3 * self.sigma
 
 
-def _clustered_mean(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
-    """Mean and 95 % half-width with a cluster-robust standard error (clusters: deals)."""
+def points_interval(values: np.ndarray, deals: np.ndarray,
+                    strata: np.ndarray | None = None) -> tuple[float, float]:
+    """Mean of one agent's points and the 95 % half-width of its interval.
+
+    Deals, not games, are the independent units: the copies of a deal share their dice. The
+    standard error is cluster-robust by deal, and with ``strata`` (the agent set of each value's
+    deal) stratified by set: each deal's total is compared only with the deals of the same set.
+    The balanced schedule fixes how often every set is dealt, so the spread *between* sets (with
+    `random` in it a castle game ends early, at 46 points, and everyone scores less) is the same in
+    every run of the tournament and no part of its uncertainty; counting it, as the unstratified
+    error does, made a full field's intervals up to twice as wide (BENCHMARKS.md, "Tournament
+    intervals"). A set needs two deals for its spread to be measured: if any of the agent's sets
+    has one (under two schedule cycles, or random sets) the unstratified error is used.
+    """
     n = len(values)
     if n == 0:
         return float("nan"), float("nan")
     mean = float(values.mean())
-    ids, inv = np.unique(clusters, return_inverse=True)
+    ids, first, inv = np.unique(deals, return_index=True, return_inverse=True)
     if len(ids) < 2:
         return mean, float("nan")
-    resid = np.bincount(inv, weights=values - mean)
+    total = np.bincount(inv, weights=values)  # points per deal
+    count = np.bincount(inv).astype(np.float64)  # the agent's games per deal (its seats)
+    if strata is not None:
+        of_deal = np.unique(strata[first], return_inverse=True)[1]  # each deal's set
+        deals_per_set = np.bincount(of_deal)
+        if deals_per_set.min() >= 2:
+            set_mean = np.bincount(of_deal, weights=total) / np.bincount(of_deal, weights=count)
+            resid = total - count * set_mean[of_deal]
+            scale = deals_per_set / (deals_per_set - 1)
+            var = float((scale * np.bincount(of_deal, weights=resid ** 2)).sum())
+            return mean, 1.96 * math.sqrt(var) / n
+    resid = total - count * mean
     se = math.sqrt(len(ids) / (len(ids) - 1) * float((resid ** 2).sum())) / n
     return mean, 1.96 * se
 
@@ -77,6 +101,12 @@ def ratings(results: Results, orders: int = RATING_ORDERS, seed: int = 0) -> tup
     return mus.mean(axis=0), np.sqrt((sigmas ** 2).mean(axis=0) + spread)
 
 
+def agent_sets(results: Results) -> np.ndarray:
+    """Per game, a number naming its set of agents (seats ignored): equal for the copies of a deal."""
+    members = np.sort(results.lineups, axis=1)
+    return np.unique(members, axis=0, return_inverse=True)[1].reshape(-1)
+
+
 def leaderboard(results: Results) -> list[Standing]:
     """Standings, best rating (mu - 3 sigma) first. Solo games (one player against Hugo) have no
     finishing order to rate: their standings have no rating (nan) and go by mean points, fewest first."""
@@ -87,12 +117,14 @@ def leaderboard(results: Results) -> list[Standing]:
     else:
         mu, sigma = ratings(results)
     standings = []
-    seats_deal = np.repeat(results.deals, results.config.num_players)
+    n = results.config.num_players
+    seats_deal = np.repeat(results.deals, n)
+    seats_set = np.repeat(agent_sets(results), n)
     for k, name in enumerate(names):
         mask = (results.lineups == k).reshape(-1)
         pts = results.points.reshape(-1)[mask].astype(np.float64)
         rks = results.ranks.reshape(-1)[mask]
-        mean, half = _clustered_mean(pts, seats_deal[mask])
+        mean, half = points_interval(pts, seats_deal[mask], seats_set[mask])
         standings.append(Standing(agent=name, games=int(mask.sum()), mu=float(mu[k]),
                                   sigma=float(sigma[k]), mean_points=mean, points_ci=half,
                                   win_rate=float((rks == 1).mean()) if len(rks) else float("nan"),

@@ -89,7 +89,8 @@ def write_leaderboard(standings: list[Standing], results: Results, out_dir: str 
     if command:
         head.append(f"- command: `{command}`")
     head += ["", "Rating: openskill Plackett-Luce on finishing orders (mean ± 1.96 sigma). Points: mean spooky "
-             "points with a 95 % interval clustered by deal. Win rate counts shared wins.", ""]
+             "points with a 95 % interval clustered by deal, stratified by agent set when every set was dealt "
+             "twice or more. Win rate counts shared wins.", ""]
     paths["markdown"].write_text("\n".join(head) + markdown_table(standings) + "\n", encoding="utf-8")
     with open(paths["csv"], "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
