@@ -21,6 +21,15 @@ solo-mp-r1-g1 it gave a regret of 0.95 where play gives 1.86 ± 0.15): it is pla
 the solution's optimal (minimax) play, which exploits it less than the best response of the
 exact rows: a regret by play there is a lower bound of the regret against a best response.
 
+A ``value:path=…,budget=N`` network inside that search is played too, unless ``--exact-search``:
+then it is evaluated on the graph like the one-ply agents (how: "on the graph (search)"). That
+is exact where its search samples no dice, as in a solo set-up whose budget covers every own roll
+it searches (one own turn in hidden_castle by default; ``turns=2`` needs a larger budget): its
+draw then only breaks ties, and its share of tied decisions stays at the one-ply network's.
+Where the search samples dice, the draws decide at many more decisions (solo-mp-r1-g2 at budget
+1,500 with two turns: 9.8 % against 0.4 %) and the graph's value is not the play's
+(``--play-all`` plays it beside).
+
     python experiments/regret_table.py                            # the default set-ups and agents
     python experiments/regret_table.py --setups solo-mp-r1-g2 --agents expert,search --games 2000
     python experiments/regret_table.py --runs runs/ppo-solo-midnight_party-1p-r1-g2-s1 \
@@ -75,17 +84,25 @@ SETUPS = {name: SetUp(name, s.variant, s.players, s.objective, tuple(sorted(s.op
 DEFAULT_SETUPS = ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1", "solo-mp-r3-g2",
                   "solo-hc-g1", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points"]
 DEFAULT_AGENTS = "random,runner,coward,green_hunter,placer,expert,search,search:budget=6000"
+SEARCH_BATCH = 1024  # decision states per call for a searching agent: 16,384 trees of 20,000 overflow 24 GiB
 # agents whose random draw only breaks ties (module docstring): their graph evaluation is exact
 TIE_BREAKING_ONLY = {"random", "runner", "coward", "green_hunter", "placer", "expert", "optimal"}
 
 
-def exact_on_graph(spec: str) -> bool:
+def searches(spec: str) -> bool:
+    """A value agent with a budget: the network inside the search of `search`."""
+    name, _, params = spec.partition(":")
+    params = params.replace(" ", "").lower()
+    return name == "value" and any(p.startswith("budget=") and p != "budget=0" for p in re.split("[,:]", params))
+
+
+def exact_on_graph(spec: str, exact_search: bool = False) -> bool:
     name, _, params = spec.partition(":")
     params = params.replace(" ", "").lower()
     if name == "ppo":
         return "sample=true" not in params
-    if name == "value":  # one ply only: inside the search it samples dice as `search` does
-        return not any(p.startswith("budget=") and p != "budget=0" for p in re.split("[,:]", params))
+    if name == "value":  # one ply; inside the search it may sample dice as `search` does (--exact-search)
+        return exact_search or not searches(spec)
     return name in TIE_BREAKING_ONLY
 
 
@@ -106,9 +123,11 @@ class Row:
 
 
 def regret_rows(setup: SetUp, specs: list[str], games: int, seed: int, solution=None,
-                steps: dict[str, int] | None = None, play_all: bool = False) -> list[Row]:
+                steps: dict[str, int] | None = None, play_all: bool = False,
+                exact_search: bool = False) -> list[Row]:
     """One row per agent spec on one set-up (solved here unless ``solution`` is given): exactly on
-    the graph where the agent allows it, else (and with ``play_all`` too) by ``games`` games."""
+    the graph where the agent allows it, else (and with ``play_all`` too) by ``games`` games.
+    ``exact_search``: value agents with a budget on the graph too (see ``--exact-search``)."""
     if solution is None:
         solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))
     optimum = solution.value
@@ -119,10 +138,10 @@ def regret_rows(setup: SetUp, specs: list[str], games: int, seed: int, solution=
     for spec in specs:
         start = time.process_time()
         agent = make_agent(spec)
-        exact = exact_on_graph(spec)
+        exact = exact_on_graph(spec, exact_search)
         value, tied, played, minimax = float("nan"), float("nan"), None, float("nan")
-        if exact:
-            policy = agent_policy(solution, agent, seats=[0])
+        if exact:  # a search's trees are large: fewer decision states at a time
+            policy = agent_policy(solution, agent, seats=[0], batch=SEARCH_BATCH if searches(spec) else 16_384)
             value = evaluate_policy(solution, policy).value
             tied = policy.tied / max(policy.decisions, 1)
             if duo:
@@ -202,7 +221,8 @@ def markdown(rows: list[Row], setups: dict[str, SetUp]) -> str:
         for r in group:
             if r.exact:
                 cells = [f"{r.value:.4f}", f"{r.regret:.4f}"] + ([f"{r.minimax_regret:.4f}"] if duo else [])
-                cells += ["exact", f"{r.tied:.1%}"]
+                # a search on the graph is exact only if it sampled no dice: its ties column says (docstring)
+                cells += ["on the graph (search)" if searches(r.agent) else "exact", f"{r.tied:.1%}"]
                 if played and not duo:
                     cells.append(f"{r.played_regret[0]:.3f} ± {r.played_regret[1]:.3f}" if r.played else "")
             else:
@@ -278,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=1000,
                    help="games played by each agent not evaluated exactly on the graph (search), 95 %% interval")
     p.add_argument("--play-all", action="store_true", help="play --games games with the exact agents too")
+    p.add_argument("--exact-search", action="store_true",
+                   help="evaluate value agents with a budget on the graph too: exact where their search samples "
+                        "no dice (solo, a budget that covers every own roll searched; where it samples, its ties "
+                        "share jumps above the one-ply network's), with --play-all checked by play")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--runs", "--ppo-runs", nargs="*", default=[], dest="runs",
                    help="training run folders (native PPO or value): every checkpoint's regret")
@@ -303,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             print(mistake_kinds(SETUPS[name], specs))
         return 0
     for name in names:
-        rows += regret_rows(SETUPS[name], specs, a.games, a.seed, play_all=a.play_all)
+        rows += regret_rows(SETUPS[name], specs, a.games, a.seed, play_all=a.play_all, exact_search=a.exact_search)
         print(f"{name}: done ({sum(r.seconds for r in rows if r.setup == name):.0f} CPU-s)", file=sys.stderr)
     curves, references = {}, {}
     for run in a.runs:
@@ -311,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         setups[setup.name] = setup
         solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))
         refs = split_specs(a.references) if a.references else []
-        ref_rows = regret_rows(setup, refs, a.games, a.seed, solution)
+        ref_rows = regret_rows(setup, refs, a.games, a.seed, solution, exact_search=a.exact_search)
         references[setup.name] = {r.agent: r.regret for r in ref_rows}
         specs_run = [spec for _, spec in checkpoints]
         run_rows = regret_rows(setup, specs_run, a.games, a.seed, solution,

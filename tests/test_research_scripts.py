@@ -138,6 +138,17 @@ def test_value_run_on_one_player_gets_an_exact_regret_per_checkpoint(tmp_path, c
     assert script.exact_on_graph("value:path=x.npz") and script.exact_on_graph("value:path=x.npz,budget=0")
     assert not script.exact_on_graph("value:path=x.npz:budget=100")
     assert not script.exact_on_graph("value:path=x.npz,budget=100")
+    # --exact-search: the network inside the search, on the graph; one own turn with every roll
+    # exact samples no dice, so its draw only breaks ties, and play agrees with the graph's value
+    assert script.exact_on_graph("value:path=x.npz,budget=100", exact_search=True)
+    searched = f"value:path={run / 'model.npz'},budget=200,turns=1"
+    assert script.main(["--setups", "solo-mp-r1-g1", "--agents", searched, "--exact-search", "--play-all",
+                        "--games", "4000"]) == 0
+    row = table_rows(capsys.readouterr().out)[searched]
+    graph = evaluate_policy(sol, agent_policy(sol, make_agent(searched), seats=[0]))
+    assert row[:3] == [f"{graph.value:.4f}", f"{graph.value - sol.value:.4f}", "on the graph (search)"]
+    by_play, half = (float(x) for x in row[4].split(" ± "))
+    assert abs(by_play - (graph.value - sol.value)) <= half + 0.05
 
 
 def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_the_same():
