@@ -209,7 +209,8 @@ def test_ship_checkpoint_records_where_the_run_stopped_and_how_to_reproduce_it(t
 
 
 def test_interval_calibration_splits_a_tournament_into_whole_cycles(tmp_path, capsys):
-    from midnight_env.tournament import make_tournament_config, run_tournament
+    from midnight_env.tournament import leaderboard, make_tournament_config, run_tournament
+    from midnight_env.tournament.store import read_results
 
     db = tmp_path / "t.sqlite"
     config = make_tournament_config("midnight_party", 2, ["random", "runner", "coward"], seed=4)
@@ -218,12 +219,15 @@ def test_interval_calibration_splits_a_tournament_into_whole_cycles(tmp_path, ca
     assert script.main([str(db), "--replicates", "4"]) == 0
     out = capsys.readouterr().out
     assert "48 games in 4 replicates of 12" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[0] in config.agents}
+    rows = {cells[0]: cells for cells in map(str.split, out.splitlines()) if cells and cells[0] in config.agents}
     assert set(rows) == {"random", "runner", "coward"}
-    # each replicate deals every pair twice, so the stratified interval is measurable and not wider
-    # than the unstratified one by more than its smaller degrees of freedom allow
-    for cells in rows.values():
-        observed, stratified, unstratified = float(cells[2]), float(cells[3]), float(cells[5])
-        assert observed >= 0 and 0 < stratified <= 2 * unstratified
+    # the replicates are tournaments of their own: the means and stratified intervals their leaderboards give
+    parts = script.replicates(read_results(db, config.key), 4)
+    boards = [{s.agent: s for s in leaderboard(part)} for part in parts]
+    for name, cells in rows.items():
+        means = [b[name].mean_points for b in boards]
+        assert float(cells[1]) == pytest.approx(np.mean(means), abs=0.005)
+        assert float(cells[2]) == pytest.approx(np.var(means, ddof=1), abs=0.0005)
+        assert float(cells[3]) == pytest.approx(np.mean([(b[name].points_ci / 1.96) ** 2 for b in boards]), abs=0.0005)
     assert script.main([str(db), "--replicates", "3"]) == 2  # 16 games: not whole cycles of 6
     assert "--replicates 3" in capsys.readouterr().err
