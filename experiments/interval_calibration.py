@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from midnight_env.tournament import agent_sets, points_interval
+from midnight_env.tournament import TournamentError, points_intervals
 from midnight_env.tournament.store import Results, read_results, read_tournaments
 
 
@@ -35,19 +35,13 @@ def replicates(results: Results, count: int) -> list[Results]:
             for s in (slice(i * size, (i + 1) * size) for i in range(count))]
 
 
-def agent_variances(parts: list[Results], agent: int) -> tuple[float, float, float, float]:
-    """(mean, variance of the replicates' means, predicted variance stratified, unstratified)."""
-    means, strat, plain = [], [], []
-    n = parts[0].config.num_players
-    for part in parts:
-        mask = (part.lineups == agent).reshape(-1)
-        values = part.points.reshape(-1)[mask].astype(np.float64)
-        deals = np.repeat(part.deals, n)[mask]
-        mean, half = points_interval(values, deals, np.repeat(agent_sets(part), n)[mask])
-        means.append(mean)
-        strat.append((half / 1.96) ** 2)
-        plain.append((points_interval(values, deals)[1] / 1.96) ** 2)
-    return float(np.mean(means)), float(np.var(means, ddof=1)), float(np.mean(strat)), float(np.mean(plain))
+def variances(parts: list[Results]) -> list[tuple[float, float, float, float]]:
+    """Per agent: (mean, variance of the replicates' means, predicted variance stratified, unstratified)."""
+    strat = np.array([points_intervals(part) for part in parts])  # (replicate, agent, mean / half-width)
+    plain = np.array([points_intervals(part, stratified=False) for part in parts])
+    means = strat[:, :, 0]
+    return list(zip(means.mean(axis=0), means.var(axis=0, ddof=1),
+                    ((strat[:, :, 1] / 1.96) ** 2).mean(axis=0), ((plain[:, :, 1] / 1.96) ** 2).mean(axis=0)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,11 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("db", help="a tournament database (its first tournament is read)")
     ap.add_argument("--replicates", type=int, default=4)
     args = ap.parse_args(argv)
-    stored = read_tournaments(args.db)[0]
-    results = read_results(args.db, stored.config.key)
     try:
+        stored = read_tournaments(args.db)
+        if not stored:
+            raise TournamentError(f"{args.db!r} holds no tournament")
+        results = read_results(args.db, stored[0].config.key)
         parts = replicates(results, args.replicates)
-    except ValueError as err:
+    except (TournamentError, ValueError) as err:
         print(f"interval_calibration: {err}", file=sys.stderr)
         return 2
     cfg = results.config
@@ -67,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{parts[0].num_games}")
     print(f"{'agent':40s} {'mean':>7s} {'observed':>9s} {'stratified':>11s} {'ratio':>6s} {'unstratified':>13s} "
           f"{'ratio':>6s}")
-    rows = [agent_variances(parts, k) for k in range(len(cfg.agents))]
+    rows = variances(parts)
     for name, (mean, observed, strat, plain) in sorted(zip(cfg.agents, rows), key=lambda r: r[1][0]):
         print(f"{name:40s} {mean:7.2f} {observed:9.3f} {strat:11.3f} {observed / strat:6.2f} {plain:13.3f} "
               f"{observed / plain:6.2f}")

@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from midnight_env.registry import make_agent, split_specs
-from midnight_env.solve.policy import agent_policy, evaluate_policy, play_values, solution_agent
+from midnight_env.solve.policy import POLICY_BATCH, agent_policy, evaluate_policy, play_values, solution_agent
 from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import seat_modes, solve
 from midnight_env.solve.values import MAXIMISE
@@ -141,7 +141,8 @@ def regret_rows(setup: SetUp, specs: list[str], games: int, seed: int, solution=
         exact = exact_on_graph(spec, exact_search)
         value, tied, played, minimax = float("nan"), float("nan"), None, float("nan")
         if exact:  # a search's trees are large: fewer decision states at a time
-            policy = agent_policy(solution, agent, seats=[0], batch=SEARCH_BATCH if searches(spec) else 16_384)
+            batch = SEARCH_BATCH if searches(spec) else POLICY_BATCH
+            policy = agent_policy(solution, agent, seats=[0], batch=batch)
             value = evaluate_policy(solution, policy).value
             tied = policy.tied / max(policy.decisions, 1)
             if duo:

@@ -231,3 +231,7 @@ def test_interval_calibration_splits_a_tournament_into_whole_cycles(tmp_path, ca
         assert float(cells[3]) == pytest.approx(np.mean([(b[name].points_ci / 1.96) ** 2 for b in boards]), abs=0.0005)
     assert script.main([str(db), "--replicates", "3"]) == 2  # 16 games: not whole cycles of 6
     assert "--replicates 3" in capsys.readouterr().err
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a database")
+    assert script.main([str(bad)]) == 2
+    assert "notes.txt" in capsys.readouterr().err

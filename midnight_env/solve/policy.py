@@ -41,6 +41,7 @@ from midnight_env.solve.values import (
 from midnight_env.state import MOVE, PLACE
 
 LAST_DRAW = 1.0 - 2.0**-53  # the largest float below 1
+POLICY_BATCH = 16_384  # decision states asked of an agent per call
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _edges_of(edge_start, edge_label, states, actions, out):
                 break
 
 
-def agent_policy(solution: Solution, agent: Agent, seats=None, batch: int = 16_384) -> Policy:
+def agent_policy(solution: Solution, agent: Agent, seats=None, batch: int = POLICY_BATCH) -> Policy:
     """The policy of ``agent`` at the decisions of ``seats`` (default: every seat) of the
     solution's graph (module docstring)."""
     g = _graph(solution)

@@ -27,7 +27,13 @@ from midnight_env.tournament.config import (
     fit_error,
     make_tournament_config,
 )
-from midnight_env.tournament.ratings import RATING_ORDERS, Standing, agent_sets, leaderboard, points_interval
+from midnight_env.tournament.ratings import (
+    RATING_ORDERS,
+    Standing,
+    leaderboard,
+    points_interval,
+    points_intervals,
+)
 from midnight_env.tournament.report import (
     format_table,
     leaderboard_paths,
@@ -44,7 +50,7 @@ from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
 __all__ = [
     "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
     "RATING_ORDERS", "SLOW_AGENTS", "ResultStore", "Results", "Schedule", "Standing", "TournamentConfig",
-    "TournamentError", "TournamentRun", "agent_sets", "default_agents", "default_games", "fit_error", "format_table",
+    "TournamentError", "TournamentRun", "default_agents", "default_games", "fit_error", "format_table",
     "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "plot_ratings", "points_interval",
-    "print_table", "run_tournament", "write_leaderboard",
+    "points_intervals", "print_table", "run_tournament", "write_leaderboard",
 ]

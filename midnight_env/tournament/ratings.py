@@ -107,6 +107,20 @@ def agent_sets(results: Results) -> np.ndarray:
     return np.unique(members, axis=0, return_inverse=True)[1].reshape(-1)
 
 
+def points_intervals(results: Results, stratified: bool = True) -> list[tuple[float, float]]:
+    """Every agent's mean points and 95 % half-width (:func:`points_interval`), in the order of
+    ``results.config.agents``; ``stratified=False`` gives the interval clustered by deal only."""
+    n = results.config.num_players
+    deals = np.repeat(results.deals, n)
+    sets = np.repeat(agent_sets(results), n) if stratified else None
+    points = results.points.reshape(-1).astype(np.float64)
+    out = []
+    for k in range(len(results.config.agents)):
+        mask = (results.lineups == k).reshape(-1)
+        out.append(points_interval(points[mask], deals[mask], None if sets is None else sets[mask]))
+    return out
+
+
 def leaderboard(results: Results) -> list[Standing]:
     """Standings, best rating (mu - 3 sigma) first. Solo games (one player against Hugo) have no
     finishing order to rate: their standings have no rating (nan) and go by mean points, fewest first."""
@@ -117,14 +131,9 @@ def leaderboard(results: Results) -> list[Standing]:
     else:
         mu, sigma = ratings(results)
     standings = []
-    n = results.config.num_players
-    seats_deal = np.repeat(results.deals, n)
-    seats_set = np.repeat(agent_sets(results), n)
-    for k, name in enumerate(names):
+    for k, (name, (mean, half)) in enumerate(zip(names, points_intervals(results))):
         mask = (results.lineups == k).reshape(-1)
-        pts = results.points.reshape(-1)[mask].astype(np.float64)
         rks = results.ranks.reshape(-1)[mask]
-        mean, half = points_interval(pts, seats_deal[mask], seats_set[mask])
         standings.append(Standing(agent=name, games=int(mask.sum()), mu=float(mu[k]),
                                   sigma=float(sigma[k]), mean_points=mean, points_ci=half,
                                   win_rate=float((rks == 1).mean()) if len(rks) else float("nan"),
