@@ -235,3 +235,20 @@ def test_interval_calibration_splits_a_tournament_into_whole_cycles(tmp_path, ca
     bad.write_text("not a database")
     assert script.main([str(bad)]) == 2
     assert "notes.txt" in capsys.readouterr().err
+
+
+def test_fit_exact_values_sees_every_afterstate_apart_and_rates_the_fit_exactly(capsys):
+    script = load_script("fit_exact_values")
+    assert script.main(["--setup", "solo-mp-r1-g1", "--hidden", "16", "--epochs", "10"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # solo-mp-r1-g1 has 840 afterstates, and the observation tells every one of them apart
+    assert out[0] == "solo-mp-r1-g1: 3,361 decision states, 840 afterstates, 840 distinct observations"
+    errors = [float(line.split("error ")[1].split(" ")[0]) for line in out if line.startswith("epoch")]
+    assert len(errors) == 5 and errors[-1] < errors[0]
+    regret = float(out[-1].split("regret ")[1].split(" ")[0])
+    assert regret >= 0.0  # exact on the graph: nothing plays better than the optimum
+
+
+def test_fit_exact_values_refuses_a_set_up_that_is_not_solo(capsys):
+    assert load_script("fit_exact_values").main(["--setup", "duo-mp-r1-g1-win"]) == 2
+    assert "--setup 'duo-mp-r1-g1-win' is not allowed: allowed are the solo set-ups" in capsys.readouterr().err

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
-NEWER_THAN_SHIPPED = {"learner_budget": 0, "anneal_timesteps": 0, "explore_end": -1.0, "greedy_targets": False,
-                      "weight_average": 0.0}
+NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "anneal_timesteps": 0, "explore_end": -1.0,
+                      "greedy_targets": False, "weight_average": 0.0}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -251,6 +251,30 @@ def test_exploration_falls_linearly_to_its_end_share(tmp_path):
     steps, shares = read_metrics(training.main(tiny)["run_dir"] / "metrics.csv")["charts/explore"]
     assert shares[0] == 0.5 and np.all(np.diff(shares) < 0) and shares[-1] > 0.1
     assert np.allclose(shares[1:], 0.5 - 0.4 * np.minimum(1, np.asarray(steps[:-1]) / 800))
+
+
+@pytest.mark.parametrize("name", ["learner_budget", "learner_turns"])
+def test_a_learner_search_out_of_range_is_refused(name):
+    with pytest.raises(ValueError, match=rf"{name}=-1 is out of range: allowed are 0"):
+        training.train(training.load_config(overrides={name: -1}))
+
+
+def test_the_learner_plays_its_training_games_with_the_search_it_is_given(tmp_path, monkeypatch):
+    built = []
+    real = training.ValueAgent
+
+    def spy(*args, **kwargs):
+        built.append((kwargs.get("budget"), kwargs.get("turns")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "ValueAgent", spy)
+    tiny = ["--total-timesteps", "200", "--games-per-iteration", "4", "--batch-games", "4", "--hidden-sizes", "8",
+            "--num-players", "2", "--eval-every", "0", "--eval-deals", "1", "--eval-field", "runner",
+            "--league", "runner", "--learner-budget", "300", "--learner-turns", "1", "--progress", "false",
+            "--run-dir", str(tmp_path)]
+    training.main(tiny)
+    assert (300, 1) in built  # the learner of the training games
+    assert (0, None) in built  # the one-ply player evaluated and shipped
 
 
 def test_greedy_targets_without_bootstrapping_are_refused():

@@ -133,6 +133,8 @@ class Args:
     learner_budget: int = 0
     """the learner's search budget while it plays the training games (0: its best afterstate, one
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
+    learner_turns: int = 0
+    """own turns of that search (0: the search's default for the variant, ``search.DEFAULT_TURNS``)"""
     self_play: float = 0.6
     """probability that a seat is held by the learner (else by an agent drawn from the league)"""
     league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
@@ -357,6 +359,10 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     if args.anneal_timesteps < 0:
         raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
                          "(total_timesteps) or more env steps")
+    for name in ("learner_budget", "learner_turns"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name}={getattr(args, name)!r} is out of range: allowed are 0 ("
+                             f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
     torch.set_num_threads(args.threads)
     np_rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
@@ -437,7 +443,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         explore = args.explore
         if args.explore_end >= 0:
             explore += (args.explore_end - args.explore) * min(1.0, global_step / args.total_timesteps)
-        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget),
+        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget,
+                                      turns=args.learner_turns or None),
                            explore, explore_rng)
         pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
         obs_parts, target_parts, steps = [], [], 0
