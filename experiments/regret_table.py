@@ -80,7 +80,8 @@ class SetUp:
 SETUPS = {name: SetUp(name, s.variant, s.players, s.objective, tuple(sorted(s.options.items(), reverse=True)))
           for name, s in SET_UPS.items() if name in (
               "solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r1-g4", "solo-mp-r3-g1", "solo-mp-r3-g2",
-              "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points")}
+              "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points", "duo-mp-r3-g1-win",
+              "duo-mp-r3-g1-points")}
 DEFAULT_SETUPS = ["solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r3-g1", "solo-mp-r3-g2",
                   "solo-hc-g1", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points"]
 DEFAULT_AGENTS = "random,runner,coward,green_hunter,placer,expert,search,search:budget=6000"
