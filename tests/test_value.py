@@ -259,7 +259,7 @@ def test_a_learner_search_out_of_range_is_refused(name):
         training.train(training.load_config(overrides={name: -1}))
 
 
-def test_the_learner_plays_its_training_games_with_the_search_it_is_given(tmp_path, monkeypatch):
+def test_the_learner_of_the_training_games_gets_the_search_budget_and_turns_it_is_given(tmp_path, monkeypatch):
     built = []
     real = training.ValueAgent
 
