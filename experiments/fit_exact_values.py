@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     graph, engine = solution.graph, solution.engine
     phases = graph.phases
     decisions = np.flatnonzero((phases == PLACE) | (phases == MOVE))
-    after = np.unique(np.concatenate([graph.edge_to[graph.edge_start[d]:graph.edge_start[d + 1]] for d in decisions]))
+    after = np.unique(np.concatenate([graph.edge_to[graph.edges(d)] for d in decisions]))
     after = after[phases[after] != OVER]
     chunks = np.array_split(after, max(1, len(after) // 4096))
     obs = np.concatenate([encode_observations(engine, solution.positions(c), np.arange(len(c)),
