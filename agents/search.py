@@ -28,9 +28,12 @@ others included (:meth:`SearchAgent.tree_size`), and buys **depth first**: ``T``
 turns (up to ``turns``) whose cheapest tree fits, then what is left buys exact own rolls, more
 numbers per other player's roll, or more sampled sequences (:meth:`SearchAgent.plan`). Until
 depth came first, four times the budget bought only more exact chance nodes at the same depth,
-and almost no strength in midnight_party. In hidden_castle a second own turn costs strength
-and one exact turn gains with the budget, so by default ``turns`` is 2 in midnight_party and 1
-in hidden_castle (``DEFAULT_TURNS``); measurements in BENCHMARKS.md.
+and almost no strength in midnight_party. In hidden_castle a second own turn followed through
+sampled faces of the others' rolls costs strength, and pays once their rolls branch on Hugo and a
+number; so by default (no ``turns`` given) ``search`` looks up to two own turns ahead, in
+hidden_castle the second only where the others' rolls branch on Hugo and at least one number
+(``SECOND_TURN_NUMBERS``); ``turns=T`` searches up to T turns whatever the numbers. Measurements in
+BENCHMARKS.md.
 
 The game knowledge sits in three methods (:meth:`SearchAgent.judge` values leaves,
 :meth:`SearchAgent.reply` plays the others, :meth:`SearchAgent.choose` places guests): the
@@ -78,8 +81,8 @@ class SearchAgent(Agent):
     description = ("expectimax over the die through its next turns: its moves maximised, chance nodes "
                    "with the die's real odds or sampled with common random numbers, the others modelled by the "
                    "expert, leaves valued by the expert's evaluation; the budget buys depth first "
-                   "(search:budget=N positions per decision,turns=T at most: by default 2 in midnight_party, "
-                   "1 in hidden_castle)")
+                   "(search:budget=N positions per decision,turns=T at most: by default 2, in hidden_castle "
+                   "the second only where the others' rolls branch on Hugo and a number)")
 
     def __init__(self, budget: int = 1500, turns: int | None = None, leaf: str = "move", **weights):
         if budget < 1 or (turns is not None and turns < 1):
@@ -93,8 +96,14 @@ class SearchAgent(Agent):
         self.weights = weights_from(weights)
 
     def max_turns(self, engine: Engine) -> int:
-        """The most own turns searched: ``turns`` if given, else the variant's default."""
-        return self.turns if self.turns is not None else DEFAULT_TURNS.get(engine.variant, 2)
+        """The most own turns searched: ``turns`` if given, else ``DEFAULT_TURNS``."""
+        return self.turns if self.turns is not None else DEFAULT_TURNS
+
+    def second_turn_numbers(self, engine: Engine) -> int:
+        """The fewest numbers each other player's roll must branch on (beside Hugo) for a second
+        own turn to be searched: the variant's ``SECOND_TURN_NUMBERS`` by default, none when
+        ``turns`` is given."""
+        return 0 if self.turns is not None else SECOND_TURN_NUMBERS.get(engine.variant, 0)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         engine, state, games = decisions.engine, decisions.state, decisions.games
@@ -125,20 +134,24 @@ class SearchAgent(Agent):
         """The choice of a decision the tree does not search (placing a guest)."""
         return greedy_choices(engine, state, games, draws, self.weights)
 
-    def plan(self, children: np.ndarray, num_players: int, turns: int) -> Plan:
+    def plan(self, children: np.ndarray, num_players: int, turns: int, second_turn_numbers: int = 0) -> Plan:
         """How each game spends the budget (positions searched or judged per decision).
 
         Depth first: the most own turns (up to ``turns``: :meth:`max_turns`) whose cheapest tree
         fits (one sampled dice sequence per move; the searcher's rolls after its first one sampled
-        too). Then, in this order, what still fits: every face of the searcher's later rolls, the
-        most numbers per other player's roll (Hugo and k of the four; all four makes the tree
-        exact), and with none of them, more sampled sequences per move. Depth comes first because
+        too; beyond one turn, the others' rolls branching on Hugo and ``second_turn_numbers``
+        numbers where that is above 0: :meth:`second_turn_numbers`). Then, in this order, what
+        still fits: every face of the searcher's later rolls, the most numbers per other player's
+        roll (Hugo and k of the four; all four makes the tree exact), and with none of them, more
+        sampled sequences per move. Depth comes first because
         it pays most where a second turn pays at all (midnight_party; measured in BENCHMARKS.md)."""
         depth = np.ones(len(children), np.int64)
         for t in range(2, turns + 1):
-            depth = np.where(self.tree_size(children, num_players, t, 0, False) <= self.budget, t, depth)
-        own_exact = self.tree_size(children, num_players, depth, 0, True) <= self.budget
-        k = np.zeros(len(children), np.int64)
+            fits = self.tree_size(children, num_players, t, second_turn_numbers, False) <= self.budget
+            depth = np.where(fits, t, depth)
+        least = np.where(depth > 1, second_turn_numbers, 0)  # numbers a chosen second turn needs
+        own_exact = self.tree_size(children, num_players, depth, least, True) <= self.budget
+        k = least.astype(np.int64)
         for cand in (1, 2, 3, 4):
             k = np.where(self.tree_size(children, num_players, depth, cand, own_exact) <= self.budget, cand, k)
         size = self.tree_size(children, num_players, depth, 0, own_exact)
@@ -176,7 +189,7 @@ class SearchAgent(Agent):
         me = state.player[games].astype(np.int64)
         root = expand(engine, state, games)
         children = np.diff(root.start)
-        plan = self.plan(children, engine.num_players, self.max_turns(engine))
+        plan = self.plan(children, engine.num_players, self.max_turns(engine), self.second_turn_numbers(engine))
         k, samples = plan.numbers, plan.samples
         crn = (draws * (1 << 40)).astype(np.int64)  # per-game seed of the sampled numbers
 
@@ -268,10 +281,12 @@ class SearchAgent(Agent):
 
 
 # the most own turns searched unless `turns` says otherwise. A second own turn pays in
-# midnight_party (against three experts: 1.4 points a game at 4x the default budget) and costs
-# in hidden_castle, where the same budget spent on one exact turn gains: BENCHMARKS.md, "Search
-# strength against its budget"
-DEFAULT_TURNS = {"midnight_party": 2, "hidden_castle": 1}
+# midnight_party (against three experts: 1.4 points a game at 4x the default budget, followed
+# through sampled dice); in hidden_castle it costs strength while the others' rolls are sampled
+# faces and pays once they branch on Hugo and a number (BENCHMARKS.md, "hidden_castle: a second
+# own turn costs strength" and "... pays where the others' rolls branch")
+DEFAULT_TURNS = 2
+SECOND_TURN_NUMBERS = {"hidden_castle": 1}  # numbers per other player's roll a second turn needs
 OWN_ROLL_POSITIONS = 24  # about four numbers times six moves: positions one own roll adds
 OWN_MOVE_POSITIONS = 6  # about six moves: positions one sampled own roll adds
 

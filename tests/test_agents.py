@@ -247,17 +247,36 @@ def test_search_budget_buys_depth_first():
     assert (plan.turns[0], plan.numbers[0], plan.samples[0], plan.own_exact[0]) == (2, 4, 1, True)
 
 
-def test_search_looks_two_own_turns_ahead_in_midnight_party_and_one_in_hidden_castle_unless_told():
-    # a second own turn pays in midnight_party and costs in hidden_castle (BENCHMARKS.md)
-    classic, castle = Engine("midnight_party", 4), Engine("hidden_castle", 4)
-    assert SearchAgent().max_turns(classic) == 2
-    assert SearchAgent().max_turns(castle) == 1
-    assert make_agent("search:turns=2").max_turns(castle) == 2
-    assert make_agent("value-hidden_castle-4p:budget=6000").max_turns(castle) == 1
-    # with 2 moves at the default budget, a second turn fits, and is taken only where allowed
-    agent = SearchAgent()
-    assert agent.plan(np.array([2]), 4, agent.max_turns(classic)).turns.tolist() == [2]
-    assert agent.plan(np.array([2]), 4, agent.max_turns(castle)).turns.tolist() == [1]
+def test_search_takes_a_second_own_turn_in_hidden_castle_only_where_the_others_rolls_branch():
+    # a second own turn followed through sampled faces of the others' rolls costs strength in
+    # hidden_castle and pays once they branch on Hugo and a number (BENCHMARKS.md)
+    classic, castle = Engine("midnight_party", 2), Engine("hidden_castle", 2)
+    default = SearchAgent()
+    assert default.max_turns(classic) == default.max_turns(castle) == 2
+    assert (default.second_turn_numbers(classic), default.second_turn_numbers(castle)) == (0, 1)
+    told = make_agent("search:turns=2")  # turns given: the old depth-first plan, whatever the numbers
+    assert told.second_turn_numbers(castle) == 0
+    assert make_agent("value-hidden_castle-4p:budget=6000").second_turn_numbers(castle) == 1
+
+    def plan(agent, engine, moves):
+        return agent.plan(np.array([moves]), 2, agent.max_turns(engine), agent.second_turn_numbers(engine))
+
+    # 2 players, 2 moves, the default budget: a second turn with sampled dice fits (2 * 293) and
+    # is taken in midnight_party; in hidden_castle Hugo and a number would cost 2 * 1016: one turn
+    assert (plan(default, classic, 2).turns[0], plan(default, classic, 2).numbers[0]) == (2, 0)
+    assert plan(default, castle, 2).turns[0] == 1
+    assert (plan(told, castle, 2).turns[0], plan(told, castle, 2).numbers[0]) == (2, 0)
+    # four times the budget: the second turn fits with Hugo and a number (5 * 1016 <= 6000), not
+    # with 6 moves; told turns=2, the same budget buys the second turn's own roll exact instead
+    four = SearchAgent(budget=6000)
+    assert (plan(four, castle, 5).turns[0], plan(four, castle, 5).numbers[0]) == (2, 1)
+    assert plan(four, castle, 6).turns[0] == 1
+    told_four = make_agent("search:budget=6000,turns=2")
+    assert (plan(told_four, castle, 5).turns[0], plan(told_four, castle, 5).numbers[0]) == (2, 0)
+    # 3 moves: its second roll exact fits with sampled faces of the other's (3 * 725), not with
+    # Hugo and a number (3 * 2744); the number comes first
+    p = plan(four, castle, 3)
+    assert (p.turns[0], p.numbers[0], p.own_exact[0]) == (2, 1, False)
 
 
 @pytest.mark.parametrize("variant,players,spec", [("hidden_castle", 6, "search:budget=150"),

@@ -134,7 +134,7 @@ class Args:
     """the learner's search budget while it plays the training games (0: its best afterstate, one
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
     learner_turns: int = 0
-    """own turns of that search (0: the search's default for the variant, ``search.DEFAULT_TURNS``)"""
+    """own turns of that search (0: the search's default, as ``search`` plays without ``turns``)"""
     self_play: float = 0.6
     """probability that a seat is held by the learner (else by an agent drawn from the league)"""
     league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
