@@ -143,8 +143,8 @@ class SearchAgent(Agent):
         numbers where that is above 0: :meth:`second_turn_numbers`). Then, in this order, what
         still fits: every face of the searcher's later rolls, the most numbers per other player's
         roll (Hugo and k of the four; all four makes the tree exact), and with none of them, more
-        sampled sequences per move. Depth comes first because
-        it pays most where a second turn pays at all (midnight_party; measured in BENCHMARKS.md)."""
+        sampled sequences per move. Depth comes first because it pays most where a second turn
+        pays at all (measured in BENCHMARKS.md)."""
         depth = np.ones(len(children), np.int64)
         for t in range(2, turns + 1):
             fits = self.tree_size(children, num_players, t, second_turn_numbers, False) <= self.budget

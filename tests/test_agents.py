@@ -266,6 +266,9 @@ def test_search_takes_a_second_own_turn_in_hidden_castle_only_where_the_others_r
     assert (plan(default, classic, 2).turns[0], plan(default, classic, 2).numbers[0]) == (2, 0)
     assert plan(default, castle, 2).turns[0] == 1
     assert (plan(told, castle, 2).turns[0], plan(told, castle, 2).numbers[0]) == (2, 0)
+    # so at the default budget hidden_castle's search stays one turn deep (one move is not searched)
+    for players in (2, 3, 4, 6):
+        assert (default.plan(np.arange(2, 40), players, 2, 1).turns == 1).all()
     # four times the budget: the second turn fits with Hugo and a number (5 * 1016 <= 6000), not
     # with 6 moves; told turns=2, the same budget buys the second turn's own roll exact instead
     four = SearchAgent(budget=6000)
