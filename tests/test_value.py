@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
-NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "anneal_timesteps": 0, "explore_end": -1.0,
-                      "greedy_targets": False, "weight_average": 0.0}
+NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
+                      "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -275,6 +275,25 @@ def test_the_learner_of_the_training_games_gets_the_search_budget_and_turns_it_i
     training.main(tiny)
     assert (300, 1) in built  # the learner of the training games
     assert (0, None) in built  # the one-ply player evaluated and shipped
+
+
+def test_learner_others_weighs_the_others_in_the_learner_its_snapshots_and_its_evaluation(tmp_path, monkeypatch):
+    built = []
+    real = training.ValueAgent
+
+    def spy(*args, **kwargs):
+        built.append((kwargs.get("budget"), kwargs.get("others")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "ValueAgent", spy)
+    tiny = ["--total-timesteps", "400", "--games-per-iteration", "4", "--batch-games", "4", "--hidden-sizes", "8",
+            "--num-players", "2", "--eval-every", "1", "--eval-deals", "1", "--eval-field", "runner",
+            "--league", "runner,snapshot", "--snapshot-every", "1", "--learner-others", "0", "--progress", "false",
+            "--run-dir", str(tmp_path)]
+    training.main(tiny)
+    assert len(built) >= 3 and {others for _, others in built} == {0.0}
+    with pytest.raises(ValueError, match=r"learner_others='x' is not a valid float: allowed are numbers"):
+        training.train(training.load_config(overrides={"learner_others": "x"}))
 
 
 def test_greedy_targets_without_bootstrapping_are_refused():

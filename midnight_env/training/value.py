@@ -135,6 +135,10 @@ class Args:
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
     learner_turns: int = 0
     """own turns of that search (0: the search's default, as ``search`` plays without ``turns``)"""
+    learner_others: float = 1.0
+    """weight of the others' points in the learner's choices (the value agent's ``others``), in
+    training, in its snapshots and in its evaluation: 1 plays for the margin over the others, 0 for
+    its own points alone (the tournaments' measure)"""
     self_play: float = 0.6
     """probability that a seat is held by the learner (else by an agent drawn from the league)"""
     league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
@@ -408,7 +412,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     explore_rng = np.random.default_rng(args.seed + 1)
 
     def evaluate(step: int) -> dict[str, float]:
-        learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0)
+        learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0, others=args.learner_others)
         metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
                                     seed=10**9 + args.seed * 10**4)
         metrics["charts/cpu_minutes"] = (time.process_time() - cpu_start) / 60
@@ -444,7 +448,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if args.explore_end >= 0:
             explore += (args.explore_end - args.explore) * min(1.0, global_step / args.total_timesteps)
         learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget,
-                                      turns=args.learner_turns or None),
+                                      turns=args.learner_turns or None, others=args.learner_others),
                            explore, explore_rng)
         pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
         obs_parts, target_parts, steps = [], [], 0
@@ -477,7 +481,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         fit_time = time.process_time() - t_fit
         # -- bookkeeping -------------------------------------------------------------------------
         if SNAPSHOT in specs and iteration % args.snapshot_every == 0:
-            snap = ValueAgent(model=frozen(net, engine, args.points_scale, f"snapshot{iteration}"), budget=0)
+            snap = ValueAgent(model=frozen(net, engine, args.points_scale, f"snapshot{iteration}"), budget=0,
+                              others=args.learner_others)
             if len(snapshots) < args.pool_size:
                 snapshots.append(snap)
             else:
