@@ -275,7 +275,8 @@ def test_search_takes_a_second_own_turn_in_hidden_castle_only_where_the_others_r
     assert (plan(four, castle, 5).turns[0], plan(four, castle, 5).numbers[0]) == (2, 1)
     assert plan(four, castle, 6).turns[0] == 1
     told_four = make_agent("search:budget=6000,turns=2")
-    assert (plan(told_four, castle, 5).turns[0], plan(told_four, castle, 5).numbers[0]) == (2, 0)
+    p = plan(told_four, castle, 5)
+    assert (p.turns[0], p.numbers[0], p.own_exact[0]) == (2, 0, True)
     # 3 moves: its second roll exact fits with sampled faces of the other's (3 * 725), not with
     # Hugo and a number (3 * 2744); the number comes first
     p = plan(four, castle, 3)
