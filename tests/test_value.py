@@ -259,39 +259,35 @@ def test_a_learner_search_out_of_range_is_refused(name):
         training.train(training.load_config(overrides={name: -1}))
 
 
-def test_the_learner_of_the_training_games_gets_the_search_budget_and_turns_it_is_given(tmp_path, monkeypatch):
+def value_agents_built_by_training(monkeypatch, tmp_path, *options: str) -> list[dict]:
+    """The keyword arguments of every ValueAgent a tiny training run with ``options`` builds."""
     built = []
     real = training.ValueAgent
 
     def spy(*args, **kwargs):
-        built.append((kwargs.get("budget"), kwargs.get("turns")))
+        built.append(kwargs)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(training, "ValueAgent", spy)
-    tiny = ["--total-timesteps", "200", "--games-per-iteration", "4", "--batch-games", "4", "--hidden-sizes", "8",
-            "--num-players", "2", "--eval-every", "0", "--eval-deals", "1", "--eval-field", "runner",
-            "--league", "runner", "--learner-budget", "300", "--learner-turns", "1", "--progress", "false",
-            "--run-dir", str(tmp_path)]
-    training.main(tiny)
-    assert (300, 1) in built  # the learner of the training games
-    assert (0, None) in built  # the one-ply player evaluated and shipped
+    training.main(["--total-timesteps", "200", "--games-per-iteration", "4", "--batch-games", "4",
+                   "--hidden-sizes", "8", "--num-players", "2", "--eval-deals", "1", "--eval-field", "runner",
+                   "--progress", "false", "--run-dir", str(tmp_path), *options])
+    return built
+
+
+def test_the_learner_of_the_training_games_gets_the_search_budget_and_turns_it_is_given(tmp_path, monkeypatch):
+    built = value_agents_built_by_training(monkeypatch, tmp_path, "--eval-every", "0", "--league", "runner",
+                                           "--learner-budget", "300", "--learner-turns", "1")
+    searched = {(kw.get("budget"), kw.get("turns")) for kw in built}
+    assert (300, 1) in searched  # the learner of the training games
+    assert (0, None) in searched  # the one-ply player evaluated and shipped
 
 
 def test_learner_others_weighs_the_others_in_the_learner_its_snapshots_and_its_evaluation(tmp_path, monkeypatch):
-    built = []
-    real = training.ValueAgent
-
-    def spy(*args, **kwargs):
-        built.append((kwargs.get("budget"), kwargs.get("others")))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(training, "ValueAgent", spy)
-    tiny = ["--total-timesteps", "400", "--games-per-iteration", "4", "--batch-games", "4", "--hidden-sizes", "8",
-            "--num-players", "2", "--eval-every", "1", "--eval-deals", "1", "--eval-field", "runner",
-            "--league", "runner,snapshot", "--snapshot-every", "1", "--learner-others", "0", "--progress", "false",
-            "--run-dir", str(tmp_path)]
-    training.main(tiny)
-    assert len(built) >= 3 and {others for _, others in built} == {0.0}
+    built = value_agents_built_by_training(monkeypatch, tmp_path, "--total-timesteps", "400", "--eval-every", "1",
+                                           "--league", "runner,snapshot", "--snapshot-every", "1",
+                                           "--learner-others", "0")
+    assert len(built) >= 3 and {kw.get("others") for kw in built} == {0.0}
     with pytest.raises(ValueError, match=r"learner_others='x' is not a valid float: allowed are numbers"):
         training.train(training.load_config(overrides={"learner_others": "x"}))
 
