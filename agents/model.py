@@ -15,7 +15,10 @@ names in the ``.npz`` say (``W`` stored as torch does, ``(out, in)``)::
 An **afterstate value** (``midnight-value/1``): ``value.m(act(... act(value.0(obs))))``, last
 layer linear with N outputs, read at the position right after a player's decision, seen by that
 player: the spooky points each player (that player first, then clockwise) will still book until
-the game ends, divided by the metadata's ``points_scale``.
+the game ends, divided by the metadata's ``points_scale``. An **ensemble** of such networks, trained
+apart, is one file too: member 0 under ``value.*``, member i under ``member<i>.value.*``, the
+metadata's ``members`` listing each one's training; it predicts the mean of its members' outputs
+(independent fits err apart, so their mean errs less: :func:`ensemble_model`).
 
 Metadata (``.json``): ``format``, ``variant``, ``num_players``, ``num_actions``,
 ``observation_size``, ``observation_layout`` (a fingerprint of every observation index's name
@@ -212,9 +215,55 @@ class ValueModel(Model):
             raise ModelError(f"model {source}: points_scale {scale!r} is not allowed: allowed are numbers > 0")
         self.points_scale = float(scale)
 
+        self.members = ["value"]  # the parts whose networks are averaged: value, member1.value, ...
+        while f"member{len(self.members)}.value.0.weight" in arrays:
+            part = f"member{len(self.members)}.value"
+            self.layers[part] = self._stack(arrays, part)
+            shapes = [w.shape for w, _ in self.layers[part]]
+            if shapes[0][0] != width or shapes[-1][1] != outputs:
+                raise ModelError(f"model {source}: its member {len(self.members)} reads {shapes[0][0]} inputs and "
+                                 f"judges {shapes[-1][1]} players, member 0 {width} and {outputs}")
+            self.members.append(part)
+
     def points_to_come(self, obs: np.ndarray) -> np.ndarray:
-        """(n, N) points each player will still book, for afterstate observations (n, D)."""
-        return self._mlp(np.asarray(obs, np.float32), self.layers["value"]) * np.float32(self.points_scale)
+        """(n, N) points each player will still book, for afterstate observations (n, D): the mean of
+        the members' predictions."""
+        obs = np.asarray(obs, np.float32)
+        total = self._mlp(obs, self.layers["value"])
+        for part in self.members[1:]:
+            total += self._mlp(obs, self.layers[part])
+        return total * np.float32(self.points_scale / len(self.members))
+
+
+def ensemble_model(models: list[ValueModel], training: dict[str, Any] | None = None,
+                   source: str = "<memory>") -> ValueModel:
+    """One value model averaging every network of ``models`` (an ensemble among them gives all its
+    members). They must be made for the same game (:data:`SETUP_FIELDS`, rule options) and share
+    ``points_scale`` and activation: ModelError names the first that does not. The metadata lists
+    each network's training under ``members``; ``training`` (what trained the whole, the sum of its
+    cost) becomes its ``training``."""
+    if not models:
+        raise ModelError("an ensemble needs one value model at least")
+    first = models[0]
+    same = (*SETUP_FIELDS, "options", "points_scale", "activation")
+    arrays: dict[str, np.ndarray] = {}
+    trainings: list[Any] = []
+    for model in models:
+        wrong = [f"{k} {model.meta.get(k)!r} (the first has {first.meta.get(k)!r})" for k in same
+                 if model.meta.get(k) != first.meta.get(k)]
+        if wrong:
+            raise ModelError(f"model {model.source} cannot join an ensemble with {first.source}: " + ", ".join(wrong))
+        member_trainings = model.meta.get("members") or [model.meta.get("training")]
+        for part, member_training in zip(model.members, member_trainings):
+            prefix = "value" if not trainings else f"member{len(trainings)}.value"
+            for k, (w, b) in enumerate(model.layers[part]):
+                arrays[f"{prefix}.{k}.weight"], arrays[f"{prefix}.{k}.bias"] = w.T, b
+            trainings.append(member_training)
+    meta = {k: v for k, v in first.meta.items() if k not in ("training", "members")}
+    meta["members"] = trainings
+    if training is not None:
+        meta["training"] = training
+    return ValueModel(arrays, meta, source)
 
 
 def read_model_files(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any], Path, Path]:
@@ -250,5 +299,5 @@ def load_model(path: str | Path) -> Model:
 
 
 __all__ = ["MODEL_FORMAT", "VALUE_FORMAT", "FORMATS", "ModelError", "Model", "PolicyModel", "ValueModel",
-           "load_model", "read_model_files", "save_model", "model_meta", "model_paths", "engine_description",
-           "observation_fingerprint"]
+           "load_model", "read_model_files", "ensemble_model", "save_model", "model_meta", "model_paths",
+           "engine_description", "observation_fingerprint"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from midnight_agents.afterstates import expand, pick_best
-from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel
+from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model
 from midnight_agents.ppo import shipped_models
 from midnight_agents.search import SearchAgent
 from midnight_env.agent import Decisions
@@ -69,12 +69,21 @@ def best_afterstates(engine: Engine, state: GameState, games: np.ndarray, draws:
     return children.action[pick_best(values, children.start, draws)]
 
 
+def load_value_model(path: str | Path) -> ValueModel:
+    """The model file ``path``, or the ensemble of several joined by ``+`` (``a.npz+b.npz``: their values
+    averaged, :func:`midnight_agents.model.ensemble_model`)."""
+    parts = str(path).split("+")
+    if len(parts) == 1:
+        return ValueModel.load(path)
+    return ensemble_model([ValueModel.load(p) for p in parts], source=str(path))
+
+
 class ValueAgent(SearchAgent):
     name = "value"
-    description = ("a trained afterstate value network: value:path=FILE.npz plays the legal choice whose "
-                   "afterstate it values most (budget=0) or searches like `search` with the network judging "
-                   "the leaves and playing the others (budget=N positions, turns=T as `search`'s; others=W "
-                   "weighs the others' points)")
+    description = ("a trained afterstate value network: value:path=FILE.npz (A.npz+B.npz: their values averaged) "
+                   "plays the legal choice whose afterstate it values most (budget=0) or searches like `search` "
+                   "with the network judging the leaves and playing the others (budget=N positions, turns=T as "
+                   "`search`'s; others=W weighs the others' points)")
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None, others: float = 1.0,
                  model: ValueModel | None = None):
@@ -87,7 +96,7 @@ class ValueAgent(SearchAgent):
         super().__init__(budget=max(int(budget), 1), turns=turns)
         self.budget = int(budget)
         self.others = float(others)
-        self.model = model if model is not None else ValueModel.load(path)
+        self.model = model if model is not None else load_value_model(path)
         self.name = self.model.name
 
     def act(self, decisions: Decisions) -> np.ndarray:

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, load_model, model_meta, save_model
+from midnight_agents.model import (
+    VALUE_FORMAT,
+    ModelError,
+    ValueModel,
+    ensemble_model,
+    load_model,
+    model_meta,
+    save_model,
+)
 from midnight_agents.value import ValueAgent, afterstate_values, relative_points
 from midnight_env.engine import Engine
 from midnight_env.observation import observation_size
@@ -25,7 +33,7 @@ MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
 NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
-                      "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0}
+                      "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": []}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -59,6 +67,46 @@ def test_value_model_round_trip_and_refusals(tmp_path):
         load_model(path)
     with pytest.raises(ModelError, match="needs its model file"):
         make_agent("value")
+
+
+def test_an_ensemble_predicts_its_members_mean_and_keeps_each_members_training(tmp_path):
+    engine = Engine("midnight_party", 3)
+    a, b, c = (ValueModel.load(value_model(engine, tmp_path, name, seed)) for name, seed in zip("abc", (1, 2, 3)))
+    for model, seed in ((a, 1), (b, 2), (c, 3)):
+        model.meta["training"] = {"seed": seed}
+    obs = np.random.default_rng(4).random((6, observation_size(engine)), np.float32)
+    pair = ensemble_model([a, b], {"seed": 9})
+    assert pair.members == ["value", "member1.value"] and pair.num_parameters == a.num_parameters * 2
+    assert np.allclose(pair.points_to_come(obs), (a.points_to_come(obs) + b.points_to_come(obs)) / 2, atol=1e-4)
+    joined = make_agent(f"value:path={tmp_path / 'a.npz'}+{tmp_path / 'b.npz'}").model  # files joined by +
+    assert np.allclose(joined.points_to_come(obs), pair.points_to_come(obs))
+    # an ensemble joins another by its members: three networks, each with its own training
+    save_model(tmp_path / "pair", pair.weights(), pair.meta)
+    trio = ensemble_model([ValueModel.load(tmp_path / "pair"), c])
+    assert [m["seed"] for m in trio.meta["members"]] == [1, 2, 3] and "training" not in trio.meta
+    want = (a.points_to_come(obs) + b.points_to_come(obs) + c.points_to_come(obs)) / 3
+    assert np.allclose(trio.points_to_come(obs), want, atol=1e-4)
+    # the one-ply agent plays the mean: with a network and itself it chooses as the network alone
+    state = engine.new_games(range(8))
+    engine.roll_on(state)
+    games, draws = np.arange(8), np.zeros(8)
+    twice = ValueAgent(model=ensemble_model([a, a]))
+    assert (twice.choose(engine, state, games, draws) == ValueAgent(model=a).choose(engine, state, games, draws)).all()
+
+
+def test_networks_of_other_games_cannot_join_an_ensemble(tmp_path):
+    three = ValueModel.load(value_model(Engine("midnight_party", 3), tmp_path, "three"))
+    four = ValueModel.load(value_model(Engine("midnight_party", 4), tmp_path, "four"))
+    with pytest.raises(ModelError, match=r"four.npz cannot join an ensemble with .*three.npz: num_players 4 \("):
+        ensemble_model([three, four])
+    wide = ValueModel.load(value_model(Engine("midnight_party", 3), tmp_path, "wide", hidden=32))
+    wide.meta["points_scale"] = 20.0
+    with pytest.raises(ModelError, match="points_scale 20.0 \\(the first has 10.0\\)"):
+        ensemble_model([three, wide])
+    arrays = {**three.weights(), "member1.value.0.weight": np.zeros((16, 5)), "member1.value.0.bias": np.zeros(16),
+              "member1.value.1.weight": np.zeros((3, 16)), "member1.value.1.bias": np.zeros(3)}
+    with pytest.raises(ModelError, match="its member 1 reads 5 inputs"):
+        ValueModel(arrays, three.meta, source="bad.npz")
 
 
 def test_afterstate_values_are_the_others_mean_minus_own_expected_final_points(tmp_path):
@@ -290,6 +338,33 @@ def test_learner_others_weighs_the_others_in_the_learner_its_snapshots_and_its_e
     assert len(built) >= 3 and {kw.get("others") for kw in built} == {0.0}
     with pytest.raises(ValueError, match=r"learner_others='x' is not a valid float: allowed are numbers"):
         training.train(training.load_config(overrides={"learner_others": "x"}))
+
+
+def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_mean(tmp_path):
+    result = training.main(["--total-timesteps", "200", "--games-per-iteration", "4", "--batch-games", "4",
+                            "--hidden-sizes", "8", "--num-players", "2", "--eval-deals", "1", "--eval-field", "runner",
+                            "--league", "runner", "--progress", "false", "--run-dir", str(tmp_path),
+                            "--members", "[{seed: 4}, {seed: 5, learner_others: 0}]"])
+    members = [training.ValueModel.load(r["run_dir"] / "model") for r in result["members"]]
+    assert [r["run_dir"].name for r in result["members"]] == ["member0-s4", "member1-s5"]
+    assert [m.meta["training"]["config"]["learner_others"] for m in members] == [1.0, 0.0]
+    model = ValueModel.load(result["run_dir"] / "model")
+    engine = Engine("midnight_party", 2)
+    obs = np.random.default_rng(0).random((4, observation_size(engine)), np.float32)
+    assert np.allclose(model.points_to_come(obs), np.mean([m.points_to_come(obs) for m in members], axis=0), atol=1e-4)
+    trained = model.meta["training"]
+    assert [m["seed"] for m in model.meta["members"]] == [4, 5] and trained["config"]["members"][1]["seed"] == 5
+    assert trained["env_steps"] == sum(m.meta["training"]["env_steps"] for m in members) == result["steps"]
+    assert trained["cpu_minutes"] >= 0 and trained["command"]
+    with pytest.raises(ModelError, match="is an ensemble of 2 networks: init_model starts from one network"):
+        training.train(training.load_config(overrides={"init_model": str(result["run_dir"] / "model"), "num_players": 2,
+                                                       "run_dir": str(tmp_path / "next")}))
+
+
+@pytest.mark.parametrize("key", ["run_dir", "members"])
+def test_an_ensemble_member_may_not_change_where_it_is_written_or_nest(key):
+    with pytest.raises(ValueError, match=f"members\\[1\\] changes {key}: a member may change every setting but"):
+        training.train(training.load_config(overrides={"members": [{"seed": 1}, {key: "x"}]}))
 
 
 def test_greedy_targets_without_bootstrapping_are_refused():

@@ -50,7 +50,7 @@ import torch.nn as nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, model_meta, save_model
+from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model, model_meta, save_model
 from midnight_agents.value import ValueAgent
 from midnight_env.agent import Agent, Decisions
 from midnight_env.dice import agent_streams
@@ -155,6 +155,10 @@ class Args:
     """deals per evaluation (each played once per seat)"""
     eval_field: list[str] = field(default_factory=lambda: ["search", "expert"])
     """agents of the other seats in the evaluation games (cycled over the seats)"""
+    members: list[dict] = field(default_factory=list)
+    """an ensemble (empty: one network): one network per entry, each trained as its own run of these
+    settings with the entry's changes (``[{seed: 1}, {seed: 2}]``), in <run folder>/members/; the
+    model saved averages their values (independent fits err apart)"""
     save_model: str = ""
     """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
     progress: bool = True
@@ -367,6 +371,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if getattr(args, name) < 0:
             raise ValueError(f"{name}={getattr(args, name)!r} is out of range: allowed are 0 ("
                              f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
+    if args.members:
+        return train_ensemble(args, command)
     torch.set_num_threads(args.threads)
     np_rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
@@ -386,6 +392,9 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     if args.init_model:
         init = ValueModel.load(args.init_model)
         init.check_engine(engine)
+        if len(init.members) > 1:
+            raise ModelError(f"model {init.npz_path} is an ensemble of {len(init.members)} networks: init_model "
+                             "starts from one network")
         mine = net.weights()
         theirs = init.weights()
         if theirs.keys() != mine.keys() or any(theirs[k].shape != mine[k].shape for k in mine):
@@ -518,6 +527,45 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
+def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
+    """Train ``args.members``' networks one after the other, each as its own run (the settings with
+    the member's changes) in the run folder's ``members/``, and save the model that averages them
+    (:func:`midnight_agents.model.ensemble_model`), evaluated as one run's final model is."""
+    not_member = {"members", "run_dir", "exp_name", "save_model", "config"}
+    for i, changes in enumerate(args.members):
+        if not_member & set(changes):
+            raise ValueError(f"members[{i}] changes {', '.join(sorted(not_member & set(changes)))}: a member may "
+                             f"change every setting but {', '.join(sorted(not_member))}")
+    engine = Engine(args.variant, args.num_players, **args.options)
+    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{engine.num_players}p'}"
+                                         f"-s{args.seed}")
+    config = to_mapping(args)
+    write_config(run_dir, config)
+    code = code_version()
+    base = {k: v for k, v in config.items() if k not in not_member}
+    results = []
+    for i, changes in enumerate(args.members):
+        member = from_mapping(Args, {**base, **changes, "run_dir": str(run_dir / "members"), "exp_name": f"member{i}"},
+                              where=f"members[{i}]")
+        results.append(train(member, command))
+    models = [ValueModel.load(r["run_dir"] / "model") for r in results]
+    seconds, cpu_seconds = sum(r["seconds"] for r in results), sum(r["cpu_seconds"] for r in results)
+    steps = sum(r["steps"] for r in results)
+    training = training_metadata("value_iteration", config, args.seed, seconds, steps, cpu_seconds=cpu_seconds,
+                                 command=command, code=code)
+    training["cpu_minutes"] = round(cpu_seconds / 60, 1)
+    model = ensemble_model(models, training)
+    model.check_engine(engine)
+    learner = ValueAgent(model=model, budget=0, others=args.learner_others)
+    final = strong_field_eval(learner, engine, [make_agent(s) for s in args.eval_field], list(args.eval_field),
+                              args.eval_deals, seed=10**9 + args.seed * 10**4)
+    save_model(run_dir / "model", model.weights(), model.meta)
+    if args.save_model:
+        save_model(args.save_model, model.weights(), model.meta)
+    return {"run_dir": run_dir, "metrics": results[-1]["metrics"], "eval": final, "members": results, "steps": steps,
+            "seconds": seconds, "cpu_seconds": cpu_seconds}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
     args = parse_args(Args, argv, description=__doc__.split("\n")[0])
@@ -528,5 +576,5 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Args", "Network", "load_config", "train", "main", "play_and_record", "fit_values", "strong_field_eval",
-           "frozen"]
+__all__ = ["Args", "Network", "load_config", "train", "train_ensemble", "main", "play_and_record", "fit_values",
+           "strong_field_eval", "frozen"]
