@@ -527,26 +527,33 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
+NOT_MEMBER = {"members", "run_dir", "exp_name", "save_model", "config"}  # what an ensemble's members share
+
+
+def member_settings(config: dict[str, Any], i: int) -> dict[str, Any]:
+    """The settings member ``i`` of an ensemble config trains with, but where it is written: the
+    config's own with the member's changes."""
+    return {**{k: v for k, v in config.items() if k not in NOT_MEMBER}, **config["members"][i]}
+
+
 def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
     """Train ``args.members``' networks one after the other, each as its own run (the settings with
     the member's changes) in the run folder's ``members/``, and save the model that averages them
     (:func:`midnight_agents.model.ensemble_model`), evaluated as one run's final model is."""
-    not_member = {"members", "run_dir", "exp_name", "save_model", "config"}
     for i, changes in enumerate(args.members):
-        if not_member & set(changes):
-            raise ValueError(f"members[{i}] changes {', '.join(sorted(not_member & set(changes)))}: a member may "
-                             f"change every setting but {', '.join(sorted(not_member))}")
+        if NOT_MEMBER & set(changes):
+            raise ValueError(f"members[{i}] changes {', '.join(sorted(NOT_MEMBER & set(changes)))}: a member may "
+                             f"change every setting but {', '.join(sorted(NOT_MEMBER))}")
     engine = Engine(args.variant, args.num_players, **args.options)
     run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{engine.num_players}p'}"
                                          f"-s{args.seed}")
     config = to_mapping(args)
     write_config(run_dir, config)
     code = code_version()
-    base = {k: v for k, v in config.items() if k not in not_member}
     results = []
-    for i, changes in enumerate(args.members):
-        member = from_mapping(Args, {**base, **changes, "run_dir": str(run_dir / "members"), "exp_name": f"member{i}"},
-                              where=f"members[{i}]")
+    for i in range(len(args.members)):
+        member = from_mapping(Args, {**member_settings(config, i), "run_dir": str(run_dir / "members"),
+                                     "exp_name": f"member{i}"}, where=f"members[{i}]")
         results.append(train(member, command))
     models = [ValueModel.load(r["run_dir"] / "model") for r in results]
     seconds, cpu_seconds = sum(r["seconds"] for r in results), sum(r["cpu_seconds"] for r in results)
@@ -576,5 +583,5 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Args", "Network", "load_config", "train", "train_ensemble", "main", "play_and_record", "fit_values",
-           "strong_field_eval", "frozen"]
+__all__ = ["Args", "Network", "load_config", "train", "train_ensemble", "member_settings", "main", "play_and_record",
+           "fit_values", "strong_field_eval", "frozen"]
