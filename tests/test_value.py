@@ -421,17 +421,30 @@ def test_value_models_are_shipped():
 def test_value_configs_reproduce_the_shipped_value_models(name):
     """configs/<name>.yaml holds every setting the model was trained with; a run stopped by hand is
     reproduced by its steps as total_timesteps and its planned total as the learning rate's horizon."""
-    trained = json.loads((MODELS_DIR / f"{name}.json").read_text())["training"]
+    meta = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    trained = meta["training"]
     path = ROOT / "configs" / f"{name}.yaml"
     assert trained["config"]["config"] == str(path.relative_to(ROOT))
-    expected = {**NEWER_THAN_SHIPPED, **trained["config"]}
-    if "stopped" in trained:
-        expected["anneal_timesteps"] = expected["anneal_timesteps"] or expected["total_timesteps"]
-        expected["total_timesteps"] = trained["env_steps"]
     mine = to_mapping(training.load_config(path))
     ignored = ("config", "progress")  # the file's name; the progress bar changes nothing learned
     assert ({k: v for k, v in mine.items() if k not in ignored}
-            == {k: v for k, v in expected.items() if k not in ignored})
+            == {k: v for k, v in trained_settings(trained).items() if k not in ignored})
+    # an ensemble: each network was trained with the settings the config gives its member
+    assert len(meta.get("members", [None])) == max(len(mine["members"]), 1)
+    for i, member in enumerate(meta.get("members", [])):
+        want = training.member_settings(mine, i)
+        got = trained_settings(member)
+        assert {k: v for k, v in want.items() if k not in ignored} == {k: got[k] for k in want if k not in ignored}
+
+
+def trained_settings(trained: dict) -> dict:
+    """Every setting of a model's training record, those newer than it at the values that keep the
+    old behaviour; a run stopped by hand as its steps and its planned total as the learning rate's horizon."""
+    settings = {**NEWER_THAN_SHIPPED, **trained["config"]}
+    if "stopped" in trained:
+        settings["anneal_timesteps"] = settings["anneal_timesteps"] or settings["total_timesteps"]
+        settings["total_timesteps"] = trained["env_steps"]
+    return settings
 
 
 @pytest.mark.parametrize("name", SHIPPED)
