@@ -18,7 +18,9 @@ player: the spooky points each player (that player first, then clockwise) will s
 the game ends, divided by the metadata's ``points_scale``. An **ensemble** of such networks, trained
 apart, is one file too: member 0 under ``value.*``, member i under ``member<i>.value.*``, the
 metadata's ``members`` listing each one's training; it predicts the mean of its members' outputs
-(independent fits err apart, so their mean errs less: :func:`ensemble_model`).
+(independent fits err apart, so their mean errs less: :func:`ensemble_model`). Its metadata's
+``play`` (optional) holds the value agent's default options for it: ``others``, the weight of the
+others' points in its choices.
 
 Metadata (``.json``): ``format``, ``variant``, ``num_players``, ``num_actions``,
 ``observation_size``, ``observation_layout`` (a fingerprint of every observation index's name
@@ -44,6 +46,7 @@ ACTIVATIONS = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0, out=x),
 }
+PLAY_OPTIONS = ("others",)  # what a value model's metadata may set of the value agent's options
 SETUP_FIELDS = ("variant", "num_players", "num_actions", "observation_size", "observation_layout")
 
 
@@ -214,6 +217,11 @@ class ValueModel(Model):
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
             raise ModelError(f"model {source}: points_scale {scale!r} is not allowed: allowed are numbers > 0")
         self.points_scale = float(scale)
+        play = meta.get("play", {})
+        if not isinstance(play, dict) or set(play) - set(PLAY_OPTIONS) or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) for v in play.values()):
+            raise ModelError(f"model {source}: play {play!r} is not allowed: allowed are numbers for "
+                             f"{', '.join(PLAY_OPTIONS)}")
 
         self.members = ["value"]  # the parts whose networks are averaged: value, member1.value, ...
         while f"member{len(self.members)}.value.0.weight" in arrays:

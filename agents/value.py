@@ -5,7 +5,8 @@ The network (:class:`midnight_agents.model.ValueModel`, trained by
 player, and predicts the spooky points every player will still book. A position's value for seat
 ``p`` is then, as in the expert's evaluation, the others' mean expected final points (booked plus
 still to come) times ``others`` minus ``p``'s own: fewest points win, and points the others book
-count for ``p`` in the comparison. A finished game is valued by its booked points alone.
+count for ``p`` in the comparison. A finished game is valued by its booked points alone. Without
+an ``others`` option the agent takes the model's own (its metadata's ``play``), else 1.
 
 ``budget=0`` plays the decision's best afterstate (every legal choice applied to a copy, as the
 expert does, judged by the network). A budget above 0 runs the search of
@@ -83,20 +84,22 @@ class ValueAgent(SearchAgent):
     description = ("a trained afterstate value network: value:path=FILE.npz (A.npz+B.npz: their values averaged) "
                    "plays the legal choice whose afterstate it values most (budget=0) or searches like `search` "
                    "with the network judging the leaves and playing the others (budget=N positions, turns=T as "
-                   "`search`'s; others=W weighs the others' points)")
+                   "`search`'s; others=W weighs the others' points, by default as the model file says, else 1)")
 
-    def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None, others: float = 1.0,
-                 model: ValueModel | None = None):
+    def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None,
+                 others: float | None = None, model: ValueModel | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
-        if isinstance(others, bool) or not isinstance(others, (int, float)):
-            raise ValueError(f"value option others={others!r} is not allowed: allowed are numbers")
         if budget < 0:
             raise ValueError(f"value option budget={budget!r} is not allowed: allowed are 0 (one ply) or more")
         super().__init__(budget=max(int(budget), 1), turns=turns)
         self.budget = int(budget)
-        self.others = float(others)
         self.model = model if model is not None else load_value_model(path)
+        if others is None:  # the model's own default (the ``play`` of its metadata), else the margin
+            others = self.model.meta.get("play", {}).get("others", 1.0)
+        if isinstance(others, bool) or not isinstance(others, (int, float)):
+            raise ValueError(f"value option others={others!r} is not allowed: allowed are numbers")
+        self.others = float(others)
         self.name = self.model.name
 
     def act(self, decisions: Decisions) -> np.ndarray:
@@ -130,7 +133,7 @@ def shipped_description(meta: dict) -> str:
 
 
 def shipped_factory(stem: Path):
-    def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float = 1.0) -> ValueAgent:
+    def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float | None = None) -> ValueAgent:
         return ValueAgent(stem, budget=budget, turns=turns, others=others)
 
     return factory

@@ -6,7 +6,8 @@ their model files instead (:func:`midnight_agents.model.ensemble_model`), after 
 one was trained with the settings CONFIG gives that member (every setting but where it was written;
 a run stopped by hand as ``experiments/ship_checkpoint.py`` records it), so that CONFIG reproduces
 the shipped model. Its ``training`` names CONFIG's command, the sum of the members' env steps and
-CPU time, and the commit the ensemble was joined at; each member's own record is under ``members``.
+CPU time, and the commit the ensemble was joined at; each member's own record is under ``members``;
+the config's ``play`` becomes the model's.
 
     python experiments/ship_ensemble.py agents/models/value-hidden_castle-4p runs/value-hc4-own-s1/model \\
         --out agents/models/value-hidden_castle-4p --config configs/value-hidden_castle-4p.yaml
@@ -18,7 +19,6 @@ import argparse
 import json
 import os
 import time
-from pathlib import Path
 
 from midnight_agents.model import ValueModel, ensemble_model, save_model
 from midnight_env.engine import ENGINE_VERSION
@@ -60,10 +60,13 @@ def main() -> None:
                 "training_time_s": round(sum(t["training_time_s"] for t in trainings), 1),
                 "cpu_time_s": round(cpu_seconds, 1), "env_steps": sum(t["env_steps"] for t in trainings),
                 "engine_version": ENGINE_VERSION, **code_version(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "machine": f"{os.uname().machine} Linux, {os.cpu_count()} CPUs", "cpu_minutes": round(cpu_seconds / 60, 1),
+                "machine": f"{os.uname().machine} Linux, {os.cpu_count()} CPUs",
+                "cpu_minutes": round(cpu_seconds / 60, 1),
                 "joined": "its members were trained as separate runs (members[i].command) and joined by "
                           "experiments/ship_ensemble.py; the config trains them and saves the same ensemble"}
     model = ensemble_model(models, training)
+    if config["play"]:
+        model.meta["play"] = dict(config["play"])
     save_model(a.out, model.weights(), model.meta)
     print(f"{a.out}.npz/.json: {len(model.members)} networks, {training['env_steps']:,} env steps, "
           f"{training['cpu_minutes']} CPU-minutes")

@@ -33,7 +33,8 @@ MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
 NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
-                      "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": []}
+                      "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": [],
+                      "play": {}}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -92,6 +93,20 @@ def test_an_ensemble_predicts_its_members_mean_and_keeps_each_members_training(t
     games, draws = np.arange(8), np.zeros(8)
     twice = ValueAgent(model=ensemble_model([a, a]))
     assert (twice.choose(engine, state, games, draws) == ValueAgent(model=a).choose(engine, state, games, draws)).all()
+
+
+def test_a_model_file_sets_the_weight_of_the_others_it_plays_with_unless_told(tmp_path):
+    engine = Engine("midnight_party", 3)
+    path = value_model(engine, tmp_path)
+    assert make_agent(f"value:path={path}.npz").others == 1.0  # no play in the file: the margin
+    meta = json.loads(Path(f"{path}.json").read_text())
+    Path(f"{path}.json").write_text(json.dumps({**meta, "play": {"others": 0}}))
+    assert make_agent(f"value:path={path}.npz").others == 0.0
+    assert make_agent(f"value:path={path}.npz,others=0.5").others == 0.5
+    for bad in ({"budget": 600}, {"others": "none"}, [0]):
+        Path(f"{path}.json").write_text(json.dumps({**meta, "play": bad}))
+        with pytest.raises(ModelError, match=r"play .* is not allowed: allowed are numbers for others"):
+            ValueModel.load(path)
 
 
 def test_networks_of_other_games_cannot_join_an_ensemble(tmp_path):
@@ -344,7 +359,7 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
     result = training.main(["--total-timesteps", "200", "--games-per-iteration", "4", "--batch-games", "4",
                             "--hidden-sizes", "8", "--num-players", "2", "--eval-deals", "1", "--eval-field", "runner",
                             "--league", "runner", "--progress", "false", "--run-dir", str(tmp_path),
-                            "--members", "[{seed: 4}, {seed: 5, learner_others: 0}]"])
+                            "--members", "[{seed: 4}, {seed: 5, learner_others: 0}]", "--play", "{others: 0.5}"])
     members = [training.ValueModel.load(r["run_dir"] / "model") for r in result["members"]]
     assert [r["run_dir"].name for r in result["members"]] == ["member0-s4", "member1-s5"]
     assert [m.meta["training"]["config"]["learner_others"] for m in members] == [1.0, 0.0]
@@ -356,6 +371,7 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
     assert [m["seed"] for m in model.meta["members"]] == [4, 5] and trained["config"]["members"][1]["seed"] == 5
     assert trained["env_steps"] == sum(m.meta["training"]["env_steps"] for m in members) == result["steps"]
     assert trained["cpu_minutes"] >= 0 and trained["command"]
+    assert model.meta["play"] == {"others": 0.5} and all("play" not in m.meta for m in members)
     with pytest.raises(ModelError, match="is an ensemble of 2 networks: init_model starts from one network"):
         training.train(training.load_config(overrides={"init_model": str(result["run_dir"] / "model"), "num_players": 2,
                                                        "run_dir": str(tmp_path / "next")}))

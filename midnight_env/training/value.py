@@ -159,6 +159,9 @@ class Args:
     """an ensemble (empty: one network): one network per entry, each trained as its own run of these
     settings with the entry's changes (``[{seed: 1}, {seed: 2}]``), in <run folder>/members/; the
     model saved averages their values (independent fits err apart)"""
+    play: dict = field(default_factory=dict)
+    """the value agent's default options for the saved model, written into it (``{others: 0}``: it
+    plays for its own points unless told otherwise)"""
     save_model: str = ""
     """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
     progress: bool = True
@@ -517,6 +520,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(global_step)
     meta = value_meta(engine, args.points_scale, training_so_far(global_step, iteration, seconds, cpu_seconds))
+    if args.play:
+        meta["play"] = dict(args.play)
     save_model(run_dir / "model", shipped().weights(), meta)
     if args.save_model:
         save_model(args.save_model, shipped().weights(), meta)
@@ -527,7 +532,7 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
-NOT_MEMBER = {"members", "run_dir", "exp_name", "save_model", "config"}  # what an ensemble's members share
+NOT_MEMBER = {"members", "run_dir", "exp_name", "save_model", "config", "play"}  # what an ensemble's members share
 
 
 def member_settings(config: dict[str, Any], i: int) -> dict[str, Any]:
@@ -563,7 +568,9 @@ def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
     training["cpu_minutes"] = round(cpu_seconds / 60, 1)
     model = ensemble_model(models, training)
     model.check_engine(engine)
-    learner = ValueAgent(model=model, budget=0, others=args.learner_others)
+    if args.play:
+        model.meta["play"] = dict(args.play)
+    learner = ValueAgent(model=model, budget=0, others=args.play.get("others", args.learner_others))
     final = strong_field_eval(learner, engine, [make_agent(s) for s in args.eval_field], list(args.eval_field),
                               args.eval_deals, seed=10**9 + args.seed * 10**4)
     save_model(run_dir / "model", model.weights(), model.meta)
