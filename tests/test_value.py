@@ -377,6 +377,11 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
                                                        "run_dir": str(tmp_path / "next")}))
 
 
+def test_training_refuses_a_play_option_a_model_cannot_hold(tmp_path):
+    with pytest.raises(ValueError, match=r"play \{'budget': 600\} is not allowed: allowed are others"):
+        training.train(training.load_config(overrides={"play": {"budget": 600}, "run_dir": str(tmp_path)}))
+
+
 @pytest.mark.parametrize("key", ["run_dir", "members"])
 def test_an_ensemble_member_may_not_change_where_it_is_written_or_nest(key):
     with pytest.raises(ValueError, match=f"members\\[1\\] changes {key}: a member may change every setting but"):

@@ -31,6 +31,8 @@ field's, against env steps (decisions in training games, every seat's) and the C
 
 Writes ``runs/<exp_name>-s<seed>/`` like the PPO trainer (config.yaml, metrics.csv, checkpoints/,
 model.npz/.json, learning_curve.png); ``save_model: PATH`` writes the final model there too.
+With ``members`` the run is an ensemble: one such run per member in its ``members/``, and the
+model saved averages their networks' values (:func:`train_ensemble`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,15 @@ import torch.nn as nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model, model_meta, save_model
+from midnight_agents.model import (
+    PLAY_OPTIONS,
+    VALUE_FORMAT,
+    ModelError,
+    ValueModel,
+    ensemble_model,
+    model_meta,
+    save_model,
+)
 from midnight_agents.value import ValueAgent
 from midnight_env.agent import Agent, Decisions
 from midnight_env.dice import agent_streams
@@ -374,6 +384,8 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
         if getattr(args, name) < 0:
             raise ValueError(f"{name}={getattr(args, name)!r} is out of range: allowed are 0 ("
                              f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
+    if set(args.play) - set(PLAY_OPTIONS):
+        raise ValueError(f"play {args.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
     if args.members:
         return train_ensemble(args, command)
     torch.set_num_threads(args.threads)
