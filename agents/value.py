@@ -128,7 +128,9 @@ SHIPPED_BUDGET = 0  # the shipped value models play their best afterstate unless
 def shipped_description(meta: dict) -> str:
     t = meta.get("training", {})
     cost = f" ({t['cpu_minutes']:.0f} CPU-minutes of training)" if t.get("cpu_minutes") else ""
-    return (f"shipped afterstate value network for {meta['variant']} with {meta['num_players']} players{cost}; "
+    networks = len(meta.get("members", [])) or 1
+    what = "afterstate value network" if networks == 1 else f"ensemble of {networks} afterstate value networks"
+    return (f"shipped {what} for {meta['variant']} with {meta['num_players']} players{cost}; "
             "plays its best afterstate, or searches with budget=N positions like `search`")
 
 

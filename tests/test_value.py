@@ -473,6 +473,7 @@ def test_shipped_value_model_is_listed_small_documented_and_plays_legal_games(na
     assert name in dict(list_agents())
     assert (MODELS_DIR / f"{name}.npz").stat().st_size < 5_000_000
     meta = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    assert ("ensemble of" in dict(list_agents())[name]) == ("members" in meta)  # the listing says what it is
     trained = meta["training"]
     for key in ("algorithm", "command", "config", "seed", "env_steps", "cpu_minutes", "git_commit", "engine_version"):
         assert trained.get(key) not in (None, ""), key
