@@ -1,6 +1,6 @@
 """The built-in agents of midnight-env (installed as ``midnight_agents``).
 
-Each module holds agents of one idea, behind the protocol of :mod:`midnight_env.agent`:
+Each module holds agents of one idea, behind the protocol of :mod:`midnight_env.arena.agent`:
 
 ==================  ===========================================================================
 ``simple``          ``random`` and the family rules: ``runner``, ``coward``, ``green_hunter``, ``placer``
@@ -11,5 +11,5 @@ Each module holds agents of one idea, behind the protocol of :mod:`midnight_env.
 ==================  ===========================================================================
 
 They are registered by name through the entry points in pyproject.toml, like any plugin
-(:mod:`midnight_env.registry`): ``make_agent("expert")``.
+(:mod:`midnight_env.arena.registry`): ``make_agent("expert")``.
 """

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from midnight_env.engine import Engine
-from midnight_env.state import GameState
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import GameState
 
 
 class Children(NamedTuple):

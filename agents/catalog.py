@@ -10,7 +10,7 @@ from midnight_agents.ppo import SHIPPED_AGENTS, PPOAgent
 from midnight_agents.search import SearchAgent
 from midnight_agents.simple import CowardAgent, GreenHunterAgent, PlacerAgent, RandomAgent, RunnerAgent
 from midnight_agents.value import SHIPPED_VALUE_AGENTS, ValueAgent
-from midnight_env.registry import AgentInfo
+from midnight_env.arena.registry import AgentInfo
 
 BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,

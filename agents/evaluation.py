@@ -30,11 +30,11 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from midnight_env.board import GREEN, RED
-from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_END
-from midnight_env.dice import DIE_FACES, HUGO_PROBABILITY, NUMBER_PROBABILITY, NUMBERS
-from midnight_env.rules import entry_steps, hugo_square, may_enter, walk_start, walk_target
-from midnight_env.state import MOVE, OVER, PLACE
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_END
+from midnight_env.core.dice import DIE_FACES, HUGO_PROBABILITY, NUMBER_PROBABILITY, NUMBERS
+from midnight_env.core.rules import entry_steps, hugo_square, may_enter, walk_start, walk_target
+from midnight_env.core.state import MOVE, OVER, PLACE
 
 MAX_CYCLES = 6  # turn cycles the capture risk looks ahead, at most
 _MAX_ROLLS = (MAX_CYCLES + 1) * 8 + 1  # binomial table size: rolls looked ahead

@@ -13,9 +13,9 @@ import numpy as np
 
 from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.evaluation import DEFAULT_WEIGHTS, Weights, evaluate, weights_from
-from midnight_env.agent import Agent, Decisions
-from midnight_env.engine import Engine
-from midnight_env.state import GameState
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import GameState
 
 
 def greedy_choices(engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray,

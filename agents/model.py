@@ -56,7 +56,7 @@ class ModelError(ValueError):
 
 def observation_fingerprint(engine) -> str:
     """12 hex digits naming the observation layout: every index's name plus the scales."""
-    from midnight_env.observation import observation_layout
+    from midnight_env.core.observation import observation_layout
 
     lay = observation_layout(engine)
     text = "\n".join(lay.names) + f"\n{lay.points_scale!r} {lay.inv_guests!r}"
@@ -72,7 +72,7 @@ def model_paths(path: str | Path) -> tuple[Path, Path]:
 
 def engine_description(engine) -> dict[str, Any]:
     """The set-up fields a model must match (:data:`SETUP_FIELDS`), as stored in its metadata."""
-    from midnight_env.observation import observation_size
+    from midnight_env.core.observation import observation_size
 
     return {"variant": engine.variant, "num_players": engine.num_players, "num_actions": engine.num_actions,
             "observation_size": observation_size(engine), "observation_layout": observation_fingerprint(engine)}

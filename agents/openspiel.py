@@ -2,7 +2,7 @@
 
 :class:`OpenSpielAgent` wraps any bot: it is given a factory ``make_bot(game, player, random_state)``
 returning a ``pyspiel.Bot`` (OpenSpiel's own, or a Python one such as ``MCTSBot``). For every
-decision it loads the OpenSpiel game of the engine's set-up (``midnight_env.openspiel``), makes
+decision it loads the OpenSpiel game of the engine's set-up (``midnight_env.envs.openspiel``), makes
 an OpenSpiel state at the game's position and asks a fresh bot for its step. The bot's
 ``random_state`` is seeded from the game's own random stream, so a game plays the same whatever
 batch it runs in (and a fresh bot carries nothing from one game to another).
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.agent import Agent, Decisions
+from midnight_env.arena.agent import Agent, Decisions
 
 
 def _openspiel():
-    """midnight_env.openspiel, or an ImportError saying which extra brings it."""
+    """midnight_env.envs.openspiel, or an ImportError saying which extra brings it."""
     try:
-        from midnight_env import openspiel
+        from midnight_env.envs import openspiel
     except ImportError as err:
         raise ImportError(f"OpenSpiel agents need the open_spiel package ({err}): pip install "
                           "'midnight-env[openspiel]'") from None

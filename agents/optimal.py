@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from midnight_env.agent import Agent, Decisions
-from midnight_env.engine import Engine
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.engine import Engine
 from midnight_env.solve.solution import OBJECTIVES, Solution, find_solution, load_solution
 
 

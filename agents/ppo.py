@@ -1,6 +1,6 @@
 """Trained policies as agents: ``ppo:path=FILE.npz`` and the shipped models in ``models/``.
 
-The network reads the deciding seat's observation (``midnight_env.observation``) and scores every
+The network reads the deciding seat's observation (``midnight_env.core.observation``) and scores every
 action; illegal actions are masked out and the best legal one is played (``sample=true``: drawn
 from the masked softmax with the game's own random stream). Inference is numpy only, batched over
 all the games an agent decides at once. The files and the forward pass are the model format's
@@ -25,8 +25,8 @@ from midnight_agents.model import (
     observation_fingerprint,
     save_model,
 )
-from midnight_env.agent import Agent, Decisions
-from midnight_env.registry import AgentInfo
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.arena.registry import AgentInfo
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # models shipped with the package
 

@@ -53,8 +53,8 @@ import numpy as np
 from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.evaluation import Weights, evaluate, weights_from
 from midnight_agents.expert import greedy_choices
-from midnight_env.agent import Agent, Decisions
-from midnight_env.dice import (
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.dice import (
     CHANCE_OUTCOMES,
     DIE_FACES,
     GOLDEN,
@@ -64,8 +64,8 @@ from midnight_env.dice import (
     NUMBERS,
     mix64,
 )
-from midnight_env.engine import Engine
-from midnight_env.state import MOVE, ROLL, GameState
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import MOVE, ROLL, GameState
 
 
 def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: Weights) -> None:

@@ -12,11 +12,11 @@ from numba import njit
 
 from midnight_agents.afterstates import pick_best
 from midnight_agents.evaluation import hugo_distance
-from midnight_env.agent import Agent, Decisions
-from midnight_env.board import GREEN, RED
-from midnight_env.dice import NUMBERS
-from midnight_env.rules import entry_steps, hugo_speed, hugo_square, walk_target
-from midnight_env.state import PLACE
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.dice import NUMBERS
+from midnight_env.core.rules import entry_steps, hugo_speed, hugo_square, walk_target
+from midnight_env.core.state import PLACE
 
 RUNNER, COWARD, GREEN_HUNTER, PLACER = 0, 1, 2, 3
 SAFE = 1000  # distance standing for "Hugo cannot get there" (a room, the cellar)

@@ -25,11 +25,11 @@ from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model
 from midnight_agents.ppo import shipped_models
 from midnight_agents.search import SearchAgent
-from midnight_env.agent import Decisions
-from midnight_env.engine import Engine
-from midnight_env.observation import encode_observations
-from midnight_env.registry import AgentInfo
-from midnight_env.state import OVER, GameState
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.registry import AgentInfo
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_observations
+from midnight_env.core.state import OVER, GameState
 
 
 def relative_points(engine: Engine, state: GameState, seats: np.ndarray) -> np.ndarray:

@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 
-from midnight_env.agent import Decisions
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.registry import make_agent, split_specs
-from midnight_env.state import MOVE, PLACE
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.registry import make_agent, split_specs
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import MOVE, PLACE
 from midnight_env.tournament import default_agents
 
 

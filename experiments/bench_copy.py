@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from midnight_env import VectorEnv, agent_streams
-from midnight_env.random_choice import random_legal_choices
+from midnight_env.core.random_choice import random_legal_choices
 
 
 def decisions_per_second(venv: VectorEnv, steps: int, touch_mb: float, rng: np.ndarray) -> float:

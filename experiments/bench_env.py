@@ -36,8 +36,8 @@ import numpy as np
 
 import midnight_env
 from midnight_env import Engine, VectorEnv, agent_streams
-from midnight_env.random_choice import random_legal_choices
-from midnight_env.state import OVER
+from midnight_env.core.random_choice import random_legal_choices
+from midnight_env.core.state import OVER
 
 ROOT = Path(__file__).resolve().parents[1]
 

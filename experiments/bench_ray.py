@@ -45,7 +45,7 @@ def ray_instance(workers: int):
     """A Ray instance of ``workers`` CPUs (loopback), replacing any this script started before."""
     import ray
 
-    from midnight_env.ray_cluster import start_local_ray
+    from midnight_env.infra.ray_cluster import start_local_ray
 
     if ray.is_initialized():
         ray.shutdown()
@@ -95,10 +95,10 @@ def bench_tournament(quick: bool) -> None:
 def bench_chunk(quick: bool) -> None:
     import ray
 
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.registry import make_agent
     from midnight_env.tournament import make_tournament_config, run_tournament
+    from midnight_env.tournament.chunk import play_chunk
     from midnight_env.tournament.ray_backend import tournament_chunk
-    from midnight_env.tournament.run import play_chunk
     from midnight_env.tournament.schedule import Schedule
     from midnight_env.tournament.store import ResultStore
 

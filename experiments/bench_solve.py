@@ -34,8 +34,8 @@ QUICK = ["solo-mp-r1-g1", "solo-mp-r1-g2"]
 # one set-up, in the child process: prints one JSON line
 CHILD = """
 import json, resource, sys, time
-from midnight_env.board import board_from_dict
-from midnight_env.config import make_config
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import make_config
 from midnight_env.solve import solve
 variant, players, objective, options = json.loads(sys.argv[1])
 board = board_from_dict(options.pop("board")) if "board" in options else None

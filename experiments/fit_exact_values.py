@@ -27,11 +27,11 @@ import numpy as np
 import torch
 
 from midnight_agents.value import ValueAgent
-from midnight_env.observation import encode_observations
+from midnight_env.core.observation import encode_observations
+from midnight_env.core.state import MOVE, OVER, PLACE
 from midnight_env.solve.policy import agent_policy, evaluate_policy
 from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import solve
-from midnight_env.state import MOVE, OVER, PLACE
 from midnight_env.training.value import Network, frozen
 
 POINTS_SCALE = 10.0  # the champions' targets are points / 10

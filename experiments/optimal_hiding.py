@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from midnight_env.config import make_config  # noqa: E402
+from midnight_env.core.config import make_config  # noqa: E402
 from midnight_env.render.heatmap import placement_figure  # noqa: E402
 from midnight_env.solve import solve  # noqa: E402
 from midnight_env.solve.analysis import (  # noqa: E402
@@ -191,7 +191,7 @@ def markdown(results: list[dict]) -> str:
             lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
     castle = [r for r in results if r["variant"] == "hidden_castle"]
     if castle:
-        from midnight_env.config import CLOCK_TIMES
+        from midnight_env.core.config import CLOCK_TIMES
 
         lines += ["", "### hidden_castle by the clock", "",
                   "| set-up | decision | " + " | ".join(CLOCK_TIMES[:6]) + " |", "|---|---|" + "---:|" * 6]

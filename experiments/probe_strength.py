@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from midnight_env.engine import Engine
-from midnight_env.registry import make_agent, split_specs
-from midnight_env.seeds import derived_seed
+from midnight_env.arena.registry import make_agent, split_specs
+from midnight_env.core.engine import Engine
+from midnight_env.infra.seeds import derived_seed
 from midnight_env.training.evaluate import mean_ci, play_every_seat
 
 

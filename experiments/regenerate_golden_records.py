@@ -5,7 +5,7 @@
 Plays a few seeded games of random agents per variant and player count, with the engine as it
 is now, and writes them as midnight-record/1 lines. tests/test_golden.py replays them; a diff of
 this directory in review shows exactly which games the change altered. Bump ENGINE_VERSION in
-midnight_env/engine.py with any such change.
+midnight_env/core/engine.py with any such change.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from midnight_env import Engine
-from midnight_env.play import play_batch
-from midnight_env.records import write_records
-from midnight_env.registry import make_agent
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.records import write_records
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden"
 SETUPS = [

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from midnight_env.registry import make_agent, split_specs
+from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.solve.policy import POLICY_BATCH, agent_policy, evaluate_policy, play_values, solution_agent
 from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import seat_modes, solve
@@ -170,8 +170,8 @@ def mistake_kinds(setup: SetUp, specs: list[str], solution=None) -> str:
     how many, and which kind of choice the optimum makes there and which the agent makes."""
     from collections import Counter
 
+    from midnight_env.core.state import MOVE, PLACE
     from midnight_env.solve.policy import FixedDraws
-    from midnight_env.state import MOVE, PLACE
 
     if solution is None:
         solution = solve(setup.variant, setup.players, setup.objective, **dict(setup.options))

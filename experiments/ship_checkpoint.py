@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from midnight_env.engine import ENGINE_VERSION
+from midnight_env.core.engine import ENGINE_VERSION
 from midnight_env.training.logger import read_metrics
 
 

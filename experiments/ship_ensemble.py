@@ -21,7 +21,7 @@ import os
 import time
 
 from midnight_agents.model import ValueModel, ensemble_model, save_model
-from midnight_env.engine import ENGINE_VERSION
+from midnight_env.core.engine import ENGINE_VERSION
 from midnight_env.training.args import from_mapping, to_mapping
 from midnight_env.training.runs import code_version
 from midnight_env.training.value import NOT_MEMBER, Args, load_config, member_settings

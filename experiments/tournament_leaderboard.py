@@ -56,7 +56,7 @@ class Args:
 
 def champion(variant: str, players: int) -> str | None:
     """The set-up's shipped value model, or None where none is shipped yet."""
-    from midnight_env.registry import list_agents
+    from midnight_env.arena.registry import list_agents
 
     name = f"value-{variant}-{players}p"
     return name if name in dict(list_agents()) else None
@@ -68,7 +68,7 @@ def searching(champ: str) -> str:
 
 
 def previous_champion(variant: str, players: int) -> list[str]:
-    from midnight_env.registry import list_agents
+    from midnight_env.arena.registry import list_agents
 
     name = f"ppo-{variant}-{players}p"
     return [name] if name in dict(list_agents()) else []
@@ -82,8 +82,8 @@ def games_for(players: int, agents: int, minimum: int) -> int:
 
 def agents_for(variant: str, players: int, field: str) -> list[str]:
     """The agents of one tournament (see the module doc)."""
-    from midnight_env.engine import Engine
-    from midnight_env.registry import AgentError, list_agents, make_agent
+    from midnight_env.arena.registry import AgentError, list_agents, make_agent
+    from midnight_env.core.engine import Engine
     from midnight_env.tournament.config import fit_error
 
     if field == "strong":

@@ -2,25 +2,31 @@
 
 import sys
 
-from midnight_env import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
-from midnight_env.actions import ActionError, ActionLayout
-from midnight_env.board import Board, BoardError, load_board
-from midnight_env.config import VARIANTS, ConfigError, GameConfig, make_config
-from midnight_env.dice import HUGO, agent_streams
-from midnight_env.engine import ENGINE_VERSION, Engine
-from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env import _old_paths
+from midnight_env.core.actions import ActionError, ActionLayout
+from midnight_env.core.board import Board, BoardError, load_board
+from midnight_env.core.config import VARIANTS, ConfigError, GameConfig, make_config
+from midnight_env.core.dice import HUGO, agent_streams
+from midnight_env.core.engine import ENGINE_VERSION, Engine
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env.infra import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
 
 __version__ = "0.1.0"
+
+# The modules moved into the layer packages (docs/ARCHITECTURE.md) still import by their old names
+# (``midnight_env.records``, ``midnight_env.positions`` ...), as the same module objects.
+_old_paths.install()
 
 # The environments load PettingZoo / Gymnasium / stable-baselines3: imported on first use (PEP 562),
 # so that importing the engine stays free of them.
 _LAZY = {
-    "env": "midnight_env.aec",
-    "raw_env": "midnight_env.aec",
-    "SingleAgentEnv": "midnight_env.gym_env",
-    "VectorEnv": "midnight_env.vector",
-    "SeatVectorEnv": "midnight_env.seat_vector",
-    "SB3VecEnv": "midnight_env.sb3_vec",
+    "env": "midnight_env.envs.aec",
+    "raw_env": "midnight_env.envs.aec",
+    "SingleAgentEnv": "midnight_env.envs.gym_env",
+    "VectorEnv": "midnight_env.envs.vector",
+    "SeatVectorEnv": "midnight_env.envs.seat_vector",
+    "SB3VecEnv": "midnight_env.envs.sb3_vec",
+    "midnight_v0": "midnight_env.envs",  # the versioned PettingZoo module (PettingZoo's naming)
 }
 
 __all__ = ["ActionError", "ActionLayout", "Board", "BoardError", "load_board", "VARIANTS", "ConfigError", "GameConfig",
@@ -32,7 +38,8 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = importlib.import_module(_LAZY[name])
+        value = importlib.import_module(f"{_LAZY[name]}.{name}") if name == "midnight_v0" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'midnight_env' has no attribute {name!r}")
@@ -42,7 +49,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-# The Gymnasium ids (midnight_env.registration), where gymnasium is loaded already: the engine
+# The Gymnasium ids (midnight_env.envs.registration), where gymnasium is loaded already: the engine
 # itself never imports it (``import gymnasium, midnight_env`` is the usual order).
 if "gymnasium" in sys.modules:
-    from midnight_env import registration  # noqa: F401
+    from midnight_env.envs import registration  # noqa: F401

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine
-from midnight_env.positions import describe_position, draw_position, legal_set
+from midnight_env.core.positions import describe_position, draw_position, legal_set
 
 
 def assert_position(engine, state, i: int = 0, **expected) -> None:
@@ -92,7 +92,7 @@ def require():
 @pytest.fixture(scope="module")
 def ray_instance(request, tmp_path_factory):
     """Ray of two CPUs on the loopback address, started once for the test module as the library
-    starts its own (``midnight_env.ray_cluster.start_local_ray``): every run of the module finds
+    starts its own (``midnight_env.infra.ray_cluster.start_local_ray``): every run of the module finds
     it started and uses it. The module's ``RAY_WORKER_MODULES`` (name -> source) are written to a
     folder on the workers' PYTHONPATH. Ray missing: a skip, or under CI a failure."""
     import importlib.util
@@ -106,7 +106,7 @@ def ray_instance(request, tmp_path_factory):
         if os.environ.get("CI"):
             pytest.fail(f"{message} -- CI installs every extra, so this must not be missing")
         pytest.skip(message)
-    from midnight_env.ray_cluster import start_local_ray
+    from midnight_env.infra.ray_cluster import start_local_ray
 
     modules = getattr(request.module, "RAY_WORKER_MODULES", {})
     folder = tmp_path_factory.mktemp("ray_worker_modules")

@@ -10,12 +10,12 @@ from midnight_agents.evaluation import TAIL, capture_risk, evaluate, hugo_reach
 from midnight_agents.expert import greedy_choices
 from midnight_agents.search import SearchAgent
 from midnight_env import Engine
-from midnight_env.agent import Decisions
-from midnight_env.dice import agent_streams
-from midnight_env.play import play_batch
-from midnight_env.positions import make_position
-from midnight_env.registry import AgentError, list_agents, make_agent
-from midnight_env.state import MOVE, ROLL
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import AgentError, list_agents, make_agent
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.positions import make_position
+from midnight_env.core.state import MOVE, ROLL
 
 BUILT_IN = ["random", "runner", "coward", "green_hunter", "placer", "expert"]
 FAST_SEARCH = "search:budget=20"

@@ -129,7 +129,7 @@ def test_bench_command_prints_decisions_per_second(capsys):
 def test_agent_spec_with_a_bare_path_loads_a_model_file():
     from pathlib import Path
 
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.registry import make_agent
 
     path = Path(__file__).parents[1] / "agents" / "models" / "ppo-midnight_party-4p.npz"
     agent = make_agent(f"ppo:{path}")

@@ -12,10 +12,10 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import midnight_env
 from midnight_env import ActionError, ConfigError, Engine, agent_streams
-from midnight_env.aec import OrderError
-from midnight_env.observation import encode_observations, observation_layout, observation_names, observation_size
-from midnight_env.state import OVER
-from midnight_env.vector import rank_rewards
+from midnight_env.core.observation import encode_observations, observation_layout, observation_names, observation_size
+from midnight_env.core.state import OVER
+from midnight_env.envs.aec import OrderError
+from midnight_env.envs.vector import rank_rewards
 
 VARIANTS = ("midnight_party", "hidden_castle")
 PLAYERS = (2, 4, 8)
@@ -190,7 +190,7 @@ def test_counts_are_float32_of_the_float64_quotient(num_players, guests):
     """Guest counts are float32(c * (1/G)) to the bit, whether the encoder scales them in float32
     (where that is exact for every count 0..G, as for G = 4) or in float64 (G = 6: 5 * float32(1/6)
     rounds differently)."""
-    from midnight_env.observation import _float32_scaling_exact
+    from midnight_env.core.observation import _float32_scaling_exact
 
     assert _float32_scaling_exact(guests, 1 / guests) == all(
         np.float32(c) * np.float32(1 / guests) == np.float32(c * (1 / guests)) for c in range(guests + 1))
@@ -441,7 +441,7 @@ def test_importing_the_engine_does_not_import_the_env_libraries():
     code = ("import sys, midnight_env; midnight_env.Engine('midnight_party', 2); "
             "assert 'pettingzoo' not in sys.modules and 'gymnasium' not in sys.modules; "
             "midnight_env.env; assert 'pettingzoo' in sys.modules; "
-            "from midnight_env import midnight_v0; import midnight_env.aec; "
+            "from midnight_env import midnight_v0; import midnight_env.envs.aec; "
             "assert midnight_v0.env is midnight_env.env and callable(midnight_env.env); "
             "midnight_v0.env('hidden_castle', 2); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from midnight_env.engine import Engine
-from midnight_env.play import play_batch
-from midnight_env.registry import make_agent
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.engine import Engine
 from midnight_env.training.evaluate import play_every_seat, seat_lineups
 
 

@@ -15,10 +15,10 @@ import pytest
 
 import midnight_env
 from midnight_env import ActionError, Engine, VectorEnv
-from midnight_env.aec import OrderError
 from midnight_env.cli import main
-from midnight_env.config import ConfigError, UnknownOptionError
-from midnight_env.records import RecordError, replay_record
+from midnight_env.core.config import ConfigError, UnknownOptionError
+from midnight_env.core.records import RecordError, replay_record
+from midnight_env.envs.aec import OrderError
 
 
 def run_cli(capsys, *args):
@@ -392,7 +392,7 @@ def test_a_malformed_training_config_is_one_line(capsys, tmp_path):
 
 
 def test_a_kernel_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
-    from midnight_env import specialize
+    from midnight_env.core import specialize
 
     shared = tmp_path / "kernels"
     shared.mkdir()

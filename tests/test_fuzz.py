@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from midnight_env.cli import main
-from midnight_env.records import RecordError, replay_record
+from midnight_env.core.records import RecordError, replay_record
 
 WEIRD = ["0", "-1", "1", "2", "3", "99999999999999999999", "1e3", "nan", "inf", "-inf", "", " ", "abc", "²",
          "random", "expert", "search:budget=abc", "search:budget=2,turns=2", "ppo", "x:y", "a,,b", "=", "rounds=1",

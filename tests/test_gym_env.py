@@ -10,9 +10,9 @@ from gymnasium.utils.env_checker import check_env
 
 from midnight_agents.simple import RandomAgent
 from midnight_env import ActionError, ConfigError, SingleAgentEnv
-from midnight_env.observation import observation_names
-from midnight_env.registry import AgentError
-from midnight_env.vector import rank_rewards
+from midnight_env.arena.registry import AgentError
+from midnight_env.core.observation import observation_names
+from midnight_env.envs.vector import rank_rewards
 
 
 def run_episode(env, seed, policy_seed=0):

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine
-from midnight_env.observation import encode_observations, observation_layout
-from midnight_env.registry import AgentError, make_agent
-from midnight_env.scoring import rank_rewards
+from midnight_env.arena.registry import AgentError, make_agent
+from midnight_env.core.observation import encode_observations, observation_layout
+from midnight_env.core.scoring import rank_rewards
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 @pytest.fixture
 def pyspiel(require):
     module = require("pyspiel", extra="openspiel")
-    require("midnight_env.openspiel", extra="openspiel")  # registers the games
+    require("midnight_env.envs.openspiel", extra="openspiel")  # registers the games
     return module
 
 
@@ -45,7 +45,7 @@ def test_parameters_are_the_players_and_the_variants_rule_options(pyspiel):
         "guests_per_player", "max_turns", "players"]
     with pytest.raises(pyspiel.SpielError, match="rounds"):
         pyspiel.load_game("hidden_castle(rounds=2)")  # a midnight_party option
-    from midnight_env.openspiel import openspiel_game
+    from midnight_env.envs.openspiel import openspiel_game
 
     engine = Engine("midnight_party", 5, rounds="players", pass_rule="always")
     game = openspiel_game(engine)
@@ -126,7 +126,7 @@ def test_openspiels_mcts_bot_plays_a_game(pyspiel):
 def test_openspiel_mcts_plays_in_a_tournament_like_any_agent(pyspiel, tmp_path):
     """Through the registry (``openspiel_mcts:...``); a game plays the same whatever batch it runs
     in, since each bot's random state comes from the game's own stream."""
-    from midnight_env.play import play_batch
+    from midnight_env.arena.play import play_batch
 
     engine = Engine("hidden_castle", 2, max_turns=40)
     agents = [make_agent("openspiel_mcts:simulations=6"), make_agent("random")]

@@ -25,6 +25,6 @@ def test_the_build_ships_the_data_files_and_the_type_marker(tmp_path):
                    cwd=src, check=True, capture_output=True, text=True)
     built = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {"midnight_env/py.typed", "midnight_agents/py.typed"} <= built
-    assert {"midnight_env/boards/midnight_party.json", "midnight_env/boards/hidden_castle.json"} <= built
+    assert {"midnight_env/core/boards/midnight_party.json", "midnight_env/core/boards/hidden_castle.json"} <= built
     assert any(p.startswith("midnight_agents/models/") and p.endswith(".npz") for p in built)
-    assert "midnight_env/registration.py" in built and not any(p.startswith("agents/") for p in built)
+    assert "midnight_env/envs/registration.py" in built and not any(p.startswith("agents/") for p in built)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from midnight_env import cli
-from midnight_env.registry import list_agents
+from midnight_env.arena.registry import list_agents
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine
-from midnight_env.agent import Agent, Decisions, decide
+from midnight_env.arena.agent import Agent, Decisions, decide
+from midnight_env.arena.registry import AgentError, make_agent, parse_spec, split_specs
 from midnight_env.cli import main
-from midnight_env.dice import agent_streams
-from midnight_env.registry import AgentError, make_agent, parse_spec, split_specs
+from midnight_env.core.dice import agent_streams
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "AGENTS.md"
 
@@ -40,7 +40,7 @@ def bots(tmp_path, monkeypatch):
     (package / "greedy.py").write_text(example_bot_source())
     (package / "bad.py").write_text(textwrap.dedent('''
         import numpy as np
-        from midnight_env.agent import Agent
+        from midnight_env.arena.agent import Agent
 
         CHEAT_SEEDS = set()  # games (by seed) in which Cheat makes an illegal choice
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from midnight_env.dice import agent_streams
-from midnight_env.random_choice import random_legal_actions, random_legal_actions_parallel
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.random_choice import random_legal_actions, random_legal_actions_parallel
 
 MASK64 = (1 << 64) - 1
 

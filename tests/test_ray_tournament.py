@@ -32,7 +32,7 @@ def _rows(db) -> list[tuple]:
 RAY_WORKER_MODULES = {"midnight_test_bots": """
 import numpy as np
 
-from midnight_env.agent import Agent
+from midnight_env.arena.agent import Agent
 
 
 class Stubborn(Agent):
@@ -159,7 +159,7 @@ def test_the_instance_listens_on_the_loopback_address_only(ray_instance):
 
 @pytest.mark.slow  # a Ray instance
 def test_an_agents_error_on_a_worker_is_raised_as_here(tmp_path, ray_instance):
-    from midnight_env.registry import AgentError
+    from midnight_env.arena.registry import AgentError
 
     config = make_tournament_config("midnight_party", 2, ["random", "midnight_test_bots:Stubborn"], seed=2)
     errors = []

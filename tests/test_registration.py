@@ -13,7 +13,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from midnight_env import ConfigError, SingleAgentEnv, VectorEnv
-from midnight_env.registration import IDS
+from midnight_env.envs.registration import IDS
 
 ID_VARIANTS = list(IDS.items())
 
@@ -35,8 +35,8 @@ def test_the_ids_are_in_gymnasiums_registry():
     for env_id in IDS:
         spec = gymnasium.spec(env_id)
         assert (spec.namespace, spec.version, spec.max_episode_steps) == ("midnight_env", 0, None)
-        assert spec.entry_point.startswith("midnight_env.registration:")
-        assert spec.vector_entry_point.startswith("midnight_env.registration:")
+        assert spec.entry_point.startswith("midnight_env.envs.registration:")
+        assert spec.vector_entry_point.startswith("midnight_env.envs.registration:")
     listing = gymnasium.pprint_registry(disable_print=True)
     assert "===== midnight_env =====" in listing
     assert all(env_id in listing for env_id in IDS)
@@ -107,7 +107,10 @@ def test_the_variant_is_the_ids(make):
     # the usual order: gymnasium first, then the package (which registers where gymnasium is loaded)
     "import gymnasium, midnight_env; env = gymnasium.make('midnight_env/MidnightParty-v0'); ",
     # a module prefix: gymnasium imports the registration itself, whatever was imported before
-    "import midnight_env, gymnasium; env = gymnasium.make('midnight_env.registration:midnight_env/HiddenCastle-v0'); ",
+    "import midnight_env, gymnasium; "
+    "env = gymnasium.make('midnight_env.envs.registration:midnight_env/HiddenCastle-v0'); ",
+    # the module's name of before the layers (midnight_env/_old_paths.py), as the README gave it
+    "import gymnasium; env = gymnasium.make('midnight_env.registration:midnight_env/HiddenCastle-v0'); ",
 ])
 def test_a_fresh_process_makes_the_ids(code):
     code += "env.reset(seed=0); print(type(env.unwrapped).__name__)"

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine, agent_streams
-from midnight_env.board import board_from_dict
-from midnight_env.config import CLOCK_TIMES
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import CLOCK_TIMES
+from midnight_env.core.state import OVER, PLACE
 from midnight_env.render import HUGO_MARK, KIND_WORDS, PLAYER_COLOURS, picture, render_ansi, render_rgb
 from midnight_env.render.layout import ring_grid
 from midnight_env.render.picture import _scene
 from midnight_env.render.text import _CELL_H, _CELL_W, _STAIR_GUESTS
-from midnight_env.state import OVER, PLACE
 
 VARIANTS = ("midnight_party", "hidden_castle")
 PLAYERS = (1, 4, 8)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine
-from midnight_env.board import board_from_dict, load_board
-from midnight_env.config import CLOCK_TIMES
-from midnight_env.positions import hugo_names, make_position
+from midnight_env.core.board import board_from_dict, load_board
+from midnight_env.core.config import CLOCK_TIMES
+from midnight_env.core.positions import hugo_names, make_position
 from midnight_env.render import BoardLayout, board_layout
 from midnight_env.render.layout import HUGO_OUTLINE, SIDES, Rect, ring_grid
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine, agent_streams
-from midnight_env.board import board_from_dict
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.state import MOVE, OVER
 from midnight_env.render.layout import board_layout
 from midnight_env.render.seats import seat_hex
 from midnight_env.render.snapshot import snapshot, status_lines, turn_text
 from midnight_env.render.svg import board_svg, render_svg, view_box
-from midnight_env.state import MOVE, OVER
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 STAGES = ("setup", "mid", "end")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from midnight_env.registry import make_agent
+from midnight_env.arena.registry import make_agent
 from midnight_env.solve.policy import agent_policy, evaluate_policy
 from midnight_env.solve.solution import solve
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from midnight_env.rllib import RLlibObservations, rllib_aec_env
+from midnight_env.envs.rllib import RLlibObservations, rllib_aec_env
 
 
 def test_observations_in_the_form_of_rllibs_action_masking_module():
@@ -32,7 +32,7 @@ def test_an_unmasked_action_ends_the_game_with_the_offenders_penalty(require):
     require("ray.rllib")
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-    from midnight_env.rllib import rllib_env
+    from midnight_env.envs.rllib import rllib_env
 
     env = rllib_env({"variant": "midnight_party", "num_players": 3})
     check_multiagent_environments(env)  # steps an action sampled without the mask

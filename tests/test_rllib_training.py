@@ -76,8 +76,8 @@ def test_one_iteration_trains_a_policy_the_tournament_rates(tmp_path, ray_instan
 
 def test_the_policy_reads_the_observation_the_tournament_gives_it():
     """The env RLlib trains on and the agents of a tournament encode a position alike."""
-    from midnight_env.observation import encode_observations
-    from midnight_env.rllib import rllib_aec_env
+    from midnight_env.core.observation import encode_observations
+    from midnight_env.envs.rllib import rllib_aec_env
 
     env = rllib_aec_env("midnight_party", 4, illegal="raise")
     env.reset(seed=4)
@@ -92,7 +92,7 @@ def test_the_policy_reads_the_observation_the_tournament_gives_it():
 
 @pytest.mark.slow  # RLlib builds its learner
 def test_a_shared_trunk_exports_as_the_formats_shared_layers(ray_instance):
-    from midnight_env.engine import Engine
+    from midnight_env.core.engine import Engine
     from midnight_env.training.rllib_ppo import build_config, export_shared
 
     config = load_config(None, {**TINY, "variant": "hidden_castle", "num_players": 3, "vf_share_layers": True,

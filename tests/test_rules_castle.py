@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from midnight_env.positions import make_position, play
+from midnight_env.core.positions import make_position, play
 
 # ------------------------------------------------------------------------------------------------
 # Hugo's track, the clock and his speed (section 5)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from midnight_env import ActionError
-from midnight_env.positions import make_position, play
+from midnight_env.core.positions import make_position, play
 
 ALL_SQUARES = {f"g{s}" for s in range(28)}
 

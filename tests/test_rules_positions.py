@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from midnight_env import ActionError, Engine
-from midnight_env.positions import describe_position, draw_position, hugo_names, make_position, play
-from midnight_env.state import MOVE, ROLL
+from midnight_env.core.positions import describe_position, draw_position, hugo_names, make_position, play
+from midnight_env.core.state import MOVE, ROLL
 
 
 @pytest.fixture(scope="module")

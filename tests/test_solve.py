@@ -11,20 +11,20 @@ import json
 import numpy as np
 import pytest
 
-from midnight_env.agent import Decisions
-from midnight_env.board import board_from_dict
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.registry import make_agent
 from midnight_env.cli import main
-from midnight_env.config import make_config
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.positions import make_position, play
-from midnight_env.registry import make_agent
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import make_config
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.positions import make_position, play
+from midnight_env.core.state import OVER
 from midnight_env.solve import SolveError, load_solution, solve
 from midnight_env.solve.check import CheckError, check_bellman, check_games, check_transitions
 from midnight_env.solve.keys import decode_games, encode_games
 from midnight_env.solve.policy import agent_policy, evaluate_policy, play_values, regret_table, solution_agent
 from midnight_env.solve.setups import TINY_CASTLE, TINY_PARTY, TINY_PLAIN_CASTLE
-from midnight_env.state import OVER
 from midnight_env.tournament.config import default_agents, fit_error
 
 

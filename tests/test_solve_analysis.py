@@ -7,8 +7,9 @@ import matplotlib
 import numpy as np
 import pytest
 
-from midnight_env.board import board_from_dict
-from midnight_env.config import make_config
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import make_config
+from midnight_env.core.state import OVER, ROLL
 from midnight_env.solve import solve
 from midnight_env.solve.analysis import (
     INTO_PLAIN,
@@ -23,7 +24,6 @@ from midnight_env.solve.analysis import (
 )
 from midnight_env.solve.setups import TINY_CASTLE, TINY_PARTY
 from midnight_env.solve.values import FACE_PROBABILITY
-from midnight_env.state import OVER, ROLL
 
 matplotlib.use("Agg")
 

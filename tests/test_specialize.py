@@ -1,4 +1,4 @@
-"""Kernels compiled for one rule set (``midnight_env.specialize``): what the copies contain, what
+"""Kernels compiled for one rule set (``midnight_env.core.specialize``): what the copies contain, what
 their names are a hash of, which modules are refused, where the copies go, which old ones are
 pruned, and the fallback to the generic kernels. That a specialized kernel steps exactly like the
 generic one is checked in test_vector.py (threaded against serial, game by game)."""
@@ -15,9 +15,9 @@ import time
 import pytest
 
 from midnight_env import Engine, VectorEnv, agent_streams, specialize, vector_kernels
-from midnight_env.config import Rules
-from midnight_env.random_choice import random_legal_choices
-from midnight_env.specialize import SpecializeError
+from midnight_env.core.config import Rules
+from midnight_env.core.random_choice import random_legal_choices
+from midnight_env.core.specialize import SpecializeError
 
 
 def _copies(variant="midnight_party", num_players=4, **options):
@@ -42,7 +42,7 @@ def test_copies_hold_the_rule_numbers_as_constants():
     assert {"door", "kind", "room_at"} <= _fields_read(rules_text)
     assert "for p in range(4):" in rules_text and "legal[i, 509 - 1] = 1" in rules_text
     assert f"from {rules_name} import advance_games, reset_game" in vector_text  # the copies call each other
-    assert "from midnight_env.rules import" not in vector_text
+    assert "from midnight_env.core.rules import" not in vector_text
 
 
 def test_each_rule_set_has_its_own_copies():
@@ -57,11 +57,12 @@ def test_each_rule_set_has_its_own_copies():
 
 def test_the_code_hash_covers_the_modules_the_copies_import_transitively():
     closure = specialize.module_closure()
-    # threads only through observation, which vector_kernels imports; config imports actions in a function
-    assert {"rules", "vector_kernels", "board", "config", "dice", "state", "observation", "threads",
-            "actions"} <= set(closure)
-    assert not {"engine", "vector", "specialize", ""} & set(closure), "nothing the kernels do not import"
-    assert closure["threads"] == specialize.PACKAGE_DIR / "threads.py"
+    # threads only through observation, which vector_kernels imports, and from another layer's package
+    assert {"core.rules", "core.vector_kernels", "core.board", "core.config", "core.dice", "core.state",
+            "core.observation", "infra.threads"} <= set(closure)
+    assert not {"core.engine", "envs.vector", "core.specialize", "core", ""} & set(closure), \
+        "nothing the kernels do not import"
+    assert closure["infra.threads"] == specialize.PACKAGE_DIR / "infra" / "threads.py"
 
 
 def _package_copy(tmp_path):
@@ -74,37 +75,39 @@ def test_a_change_to_a_module_in_the_closure_changes_the_hash_and_one_outside_do
     package = _package_copy(tmp_path)
     before = specialize.code_hash(package)
     assert before == specialize.code_hash(specialize.PACKAGE_DIR)
-    with open(package / "engine.py", "a") as f:
+    with open(package / "core" / "engine.py", "a") as f:
         f.write("\nX = 1\n")
     assert specialize.code_hash(package) == before, "engine.py: no copy imports it"
-    with open(package / "threads.py", "a") as f:
+    with open(package / "infra" / "threads.py", "a") as f:
         f.write("\nX = 1\n")
     assert specialize.code_hash(package) != before, "threads.py: observation imports it"
 
 
 def test_a_new_dependency_joins_the_closure_by_being_imported(tmp_path):
     package = _package_copy(tmp_path)
-    (package / "lookup.py").write_text("TABLE = (1, 2, 3)\n")
+    (package / "core" / "lookup.py").write_text("TABLE = (1, 2, 3)\n")
     before = specialize.code_hash(package)
-    with open(package / "lookup.py", "a") as f:
+    with open(package / "core" / "lookup.py", "a") as f:
         f.write("TABLE2 = (4,)\n")
     assert specialize.code_hash(package) == before, "nothing imports lookup yet"
-    with open(package / "dice.py", "a") as f:  # a relative import, in a function
+    with open(package / "core" / "dice.py", "a") as f:  # a relative import, in a function
         f.write("\n\ndef _table():\n    from .lookup import TABLE\n    return TABLE\n")
-    assert "lookup" in specialize.module_closure(package_dir=package)
+    assert "core.lookup" in specialize.module_closure(package_dir=package)
     after = specialize.code_hash(package)
-    with open(package / "lookup.py", "a") as f:
+    with open(package / "core" / "lookup.py", "a") as f:
         f.write("TABLE3 = (5,)\n")
     assert specialize.code_hash(package) != after
 
 
 def test_imports_of_names_from_the_package_count_its_init_and_of_modules_only_them(tmp_path):
     package = _package_copy(tmp_path)
-    (package / "rules.py").write_text("from midnight_env import dice\nfrom midnight_env.board import GREEN\n")
-    (package / "vector_kernels.py").write_text("from . import threads\nfrom numpy.random import state\n")
-    assert set(specialize.module_closure(package_dir=package)) == {"rules", "vector_kernels", "dice", "board",
-                                                                  "threads"}
-    (package / "vector_kernels.py").write_text("from midnight_env import threads, Engine\n")
+    (package / "core" / "rules.py").write_text("from midnight_env.core import dice\n"
+                                              "from midnight_env.core.board import GREEN\n")
+    (package / "core" / "vector_kernels.py").write_text("from ..infra import threads\nfrom numpy.random import state\n")
+    assert set(specialize.module_closure(package_dir=package)) == {"core.rules", "core.vector_kernels", "core.dice",
+                                                                  "core.board", "infra.threads"}
+    (package / "core" / "vector_kernels.py").write_text("from midnight_env.infra import threads\n"
+                                                       "from midnight_env import Engine\n")
     assert "" in specialize.module_closure(package_dir=package), "Engine comes from the package's __init__"
 
 
@@ -112,10 +115,10 @@ def test_imports_of_names_from_the_package_count_its_init_and_of_modules_only_th
 
 
 def _specialize(body, **constants):
-    text = "from midnight_env.config import Rules\nfrom midnight_env.rules import helper\n\n\n" + textwrap.dedent(body)
-    return specialize.specialize_module(text, "vector_kernels", constants or {"num_players": 4, "castle": True},
-                                        {"rules": "K_rules", "vector_kernels": "K_vector_kernels"},
-                                        {"vector_kernels": {}, "rules": {"helper": ["s", "R", "i"]}})
+    text = "from midnight_env.core.config import Rules\nfrom midnight_env.core.rules import helper\n\n\n" + textwrap.dedent(body)
+    return specialize.specialize_module(text, "core.vector_kernels", constants or {"num_players": 4, "castle": True},
+                                        {"core.rules": "K_rules", "core.vector_kernels": "K_vector_kernels"},
+                                        {"core.vector_kernels": {}, "core.rules": {"helper": ["s", "R", "i"]}})
 
 
 def test_fields_of_r_become_constants_and_arrays_stay():
@@ -127,7 +130,7 @@ def test_fields_of_r_become_constants_and_arrays_stay():
             return helper(s, R, i) + helper(s, Rules(*R), i=i) + helper(s=s, R=R, i=i)
         """)
     assert "for p in range(4):" in text and "R.door[p] if True else 0" in text
-    assert "from K_rules import helper" in text and "midnight_env.rules" not in text
+    assert "from K_rules import helper" in text and "midnight_env.core.rules" not in text
 
 
 @pytest.mark.parametrize("body, message", [
@@ -143,21 +146,21 @@ def test_fields_of_r_become_constants_and_arrays_stay():
     ("def f(s, R):\n    return helper(s, rules=R, i=0)\n", "helper takes the rules as parameter 'rules'"),
     ("def f(s, R):\n    R = s\n", "R is bound to something other than the rules"),
     ("def f(s, rules: Rules):\n    return 0\n", "takes the rules as parameter 'rules'"),
-    ("import midnight_env.rules\n", "a copied module is imported as a module"),
-    ("from midnight_env import rules\n", "a copied module is imported as a module"),
+    ("import midnight_env.core.rules\n", "a copied module is imported as a module"),
+    ("from midnight_env.core import rules\n", "a copied module is imported as a module"),
 ])
 def test_a_module_that_reaches_the_rules_another_way_is_refused(body, message):
-    with pytest.raises(SpecializeError, match=rf"midnight_env/vector_kernels.py line \d+: .*{re.escape(message)}"):
+    with pytest.raises(SpecializeError, match=rf"midnight_env/core/vector_kernels.py line \d+: .*{re.escape(message)}"):
         _specialize(body)
 
 
 def test_a_copied_module_that_reads_the_rules_another_way_fails_when_specializing(monkeypatch, tmp_path):
     package = _package_copy(tmp_path)
-    text = (package / "rules.py").read_text()
+    text = (package / "core" / "rules.py").read_text()
     assert "def _next_seat(R, p):\n    return p + 1 if p + 1 < R.num_players else 0" in text
     text = text.replace("def _next_seat(R, p):\n    return p + 1 if p + 1 < R.num_players else 0",
                         "def _next_seat(rules, p):\n    return p + 1 if p + 1 < rules.num_players else 0")
-    (package / "rules.py").write_text(text)
+    (package / "core" / "rules.py").write_text(text)
     monkeypatch.setattr(specialize, "PACKAGE_DIR", package)
     with pytest.raises(SpecializeError, match="rules.py line .*'num_players' of the rules is read from something"):
         specialize.specialized(Engine("midnight_party", 4).rules)
@@ -229,7 +232,7 @@ def test_a_new_copy_prunes_stale_ones(monkeypatch, tmp_path):
 
 
 def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch, tmp_path):
-    import midnight_env.threads as threads
+    import midnight_env.infra.threads as threads
 
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
@@ -246,7 +249,7 @@ def test_an_unwritable_kernel_dir_falls_back_to_the_generic_kernels(monkeypatch,
 
 
 def test_midnight_specialize_turns_it_off_and_is_checked(monkeypatch):
-    import midnight_env.threads as threads
+    import midnight_env.infra.threads as threads
 
     b = max(threads.PARALLEL_FROM, 130)
     monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "0")
@@ -282,5 +285,5 @@ def test_ab_benchmark_script_runs():
                            "--variants", "midnight_party", "--players", "2", "--batch", "64", "--rounds", "1",
                            "--decisions", "1280", "--repeats", "1"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert re.search(r"\n    0 midnight_party     A .* midnight_env\.vector_kernels\n", done.stdout), done.stdout
+    assert re.search(r"\n    0 midnight_party     A .* midnight_env\.core\.vector_kernels\n", done.stdout), done.stdout
     assert re.search(r"\nmidnight_party +[\d,]+ +[\d,]+ +\d+\.\d{3}", done.stdout), done.stdout

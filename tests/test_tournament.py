@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from midnight_env import cli
-from midnight_env.records import replay_record
-from midnight_env.registry import AgentError
+from midnight_env.arena.registry import AgentError
+from midnight_env.core.records import replay_record
 from midnight_env.tournament import (
     Schedule,
     TournamentError,
@@ -62,7 +62,7 @@ def test_schedule_is_balanced_over_a_cycle():
 
 
 def test_deal_seeds_are_derived_from_the_tournament_key_and_stay_what_they_were():
-    from midnight_env.seeds import SEED_LIMIT, derived_seed
+    from midnight_env.infra.seeds import SEED_LIMIT, derived_seed
 
     config = make_tournament_config("midnight_party", 3, FAST, seed=4)
     _, seeds, deals = Schedule(config).games(range(12))
@@ -84,8 +84,8 @@ def test_schedule_depends_on_config_and_index_only():
 
 
 def test_identical_dice_in_the_copies_of_a_deal():
-    from midnight_env.play import play_batch
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.play import play_batch
+    from midnight_env.arena.registry import make_agent
 
     config = make_tournament_config("midnight_party", 2, ["random", "coward"], seed=3)
     lineups, seeds, _ = Schedule(config).games(range(2))

@@ -22,9 +22,9 @@ import yaml
 
 from midnight_agents.model import model_meta
 from midnight_agents.ppo import MODELS_DIR, ModelError, PolicyModel, PPOAgent, masked_choice, save_model
-from midnight_env.engine import Engine
-from midnight_env.play import play_batch
-from midnight_env.registry import list_agents, make_agent
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import list_agents, make_agent
+from midnight_env.core.engine import Engine
 from midnight_env.training.args import ConfigFileError, parse_args, to_mapping
 from midnight_env.training.logger import read_metrics
 
@@ -334,8 +334,8 @@ def test_ppo_agent_plays_legal_moves_batched_and_greedy_is_its_best_choice(tmp_p
     assert isinstance(agent, PPOAgent) and PPOAgent(path).name == "m"
     res = play_batch(engine, [agent, make_agent("runner")], np.tile([0, 1, 0, 1], (24, 1)), range(24))
     assert (res.decisions > 0).all()  # the engine checks every action: all were legal
-    from midnight_env.agent import Decisions
-    from midnight_env.dice import agent_streams
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
 
     state = engine.new_games(range(8))
     games = np.arange(8)

@@ -19,10 +19,10 @@ from midnight_agents.model import (
     save_model,
 )
 from midnight_agents.value import ValueAgent, afterstate_values, relative_points
-from midnight_env.engine import Engine
-from midnight_env.observation import observation_size
-from midnight_env.play import play_batch
-from midnight_env.registry import list_agents, make_agent
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import list_agents, make_agent
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import observation_size
 
 torch = pytest.importorskip("torch")
 from midnight_env.training import value as training  # noqa: E402  (needs torch)
@@ -130,7 +130,7 @@ def test_afterstate_values_are_the_others_mean_minus_own_expected_final_points(t
     state = engine.new_games([5, 6])
     engine.roll_on(state)
     who = np.array([1, 2])
-    from midnight_env.observation import encode_observations
+    from midnight_env.core.observation import encode_observations
 
     final = relative_points(engine, state, who) + model.points_to_come(encode_observations(engine, state, None, who))
     assert np.allclose(afterstate_values(engine, state, who, model), final[:, 1:].mean(1) - final[:, 0])
@@ -158,8 +158,8 @@ def test_value_agent_at_budget_zero_takes_the_afterstate_its_network_values_most
     engine = Engine("midnight_party", 2)
     agent = ValueAgent(value_model(engine, tmp_path))
     from midnight_agents.afterstates import expand
-    from midnight_env.agent import Decisions
-    from midnight_env.dice import agent_streams
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
 
     state = engine.new_games(np.arange(8))
     engine.roll_on(state)
@@ -196,10 +196,10 @@ def test_td_lambda_one_targets_are_the_points_booked_to_the_end_and_lambda_zero_
 
 
 def test_greedy_targets_stop_the_return_at_an_explored_move_and_value_the_greedy_one(tmp_path):
-    from midnight_env.agent import Decisions
-    from midnight_env.dice import agent_streams
-    from midnight_env.observation import encode_observations
-    from midnight_env.state import MOVE, OVER, PLACE
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
+    from midnight_env.core.observation import encode_observations
+    from midnight_env.core.state import MOVE, OVER, PLACE
 
     engine = Engine("midnight_party", 2)
     model = ValueModel.load(value_model(engine, tmp_path))

@@ -8,7 +8,7 @@ from gymnasium.vector import AutoresetMode
 
 import midnight_env
 from midnight_env import ActionError, ConfigError, VectorEnv
-from midnight_env.vector import rank_rewards
+from midnight_env.envs.vector import rank_rewards
 
 
 def random_actions(mask, rng):
@@ -128,9 +128,9 @@ def test_game_does_not_depend_on_the_batch():
 ])
 def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant, players, options):
     """The threaded step kernel (batches >= PARALLEL_FROM), compiled for the env's rules with
-    their numbers as constants (``midnight_env.specialize``), returns what the generic serial one
+    their numbers as constants (``midnight_env.core.specialize``), returns what the generic serial one
     does, game ends, final observations and restarts included."""
-    import midnight_env.threads as threads
+    import midnight_env.infra.threads as threads
 
     monkeypatch.setenv("MIDNIGHT_SPECIALIZE", "1")  # the copy for every rule set, not only where it pays
     b = max(threads.PARALLEL_FROM, 130)
@@ -146,7 +146,7 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant,
 
 
 def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():
-    import midnight_env.threads as threads
+    import midnight_env.infra.threads as threads
 
     b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "hidden_castle", 3, seed=4)
@@ -255,7 +255,7 @@ def test_notation_helpers():
 
 def test_sb3_vec_env_learner_rewards_and_masks():
     pytest.importorskip("stable_baselines3")  # the "train" extra
-    from midnight_env.sb3_vec import SB3VecEnv
+    from midnight_env.envs.sb3_vec import SB3VecEnv
 
     env = SB3VecEnv(6, "midnight_party", 3, opponents=["random"], seat=1, seed=0)
     obs = env.reset()
@@ -280,7 +280,7 @@ def test_sb3_vec_env_learner_rewards_and_masks():
 
 def test_sb3_vec_env_random_seats():
     pytest.importorskip("stable_baselines3")
-    from midnight_env.sb3_vec import SB3VecEnv
+    from midnight_env.envs.sb3_vec import SB3VecEnv
 
     env = SB3VecEnv(16, "hidden_castle", 4, seat="random", seed=0)
     env.reset()
@@ -296,7 +296,7 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env_legally_and_reproducibly():
 
     MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
-    from midnight_env.sb3_vec import SB3VecEnv
+    from midnight_env.envs.sb3_vec import SB3VecEnv
 
     def train():
         env = SB3VecEnv(4, "hidden_castle", 2, opponents=["random"], seed=0)
@@ -345,7 +345,7 @@ def test_threaded_envs_keep_working_in_a_forked_child():
     and the env fall back to the serial kernels (same results)."""
     import multiprocessing
 
-    import midnight_env.threads as threads
+    import midnight_env.infra.threads as threads
 
     b = max(threads.PARALLEL_FROM, 130)
     venv = VectorEnv(b, "midnight_party", 4, seed=3)

@@ -18,9 +18,9 @@ pytest.importorskip("starlette", reason="the web extra is not installed: python 
 from starlette.testclient import TestClient  # noqa: E402
 
 from midnight_env import Engine  # noqa: E402
-from midnight_env.play import play_batch  # noqa: E402
-from midnight_env.records import replay_record  # noqa: E402
-from midnight_env.registry import make_agent  # noqa: E402
+from midnight_env.arena.play import play_batch  # noqa: E402
+from midnight_env.arena.registry import make_agent  # noqa: E402
+from midnight_env.core.records import replay_record  # noqa: E402
 from midnight_env.tournament import leaderboard, make_tournament_config, run_tournament  # noqa: E402
 from midnight_env.tournament.store import read_results, read_tournaments  # noqa: E402
 from midnight_env.web.app import LOOPBACK_HOSTS, create_app  # noqa: E402

@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 
 from midnight_env import Engine
-from midnight_env.play import play_batch
-from midnight_env.records import replay_record
-from midnight_env.registry import make_agent
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.records import replay_record
 from midnight_env.tournament import make_tournament_config, run_tournament
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from midnight_env.registry import DISTRIBUTION, agent_infos, plugin_errors
+from midnight_env.arena.registry import DISTRIBUTION, agent_infos, plugin_errors
 
 
 def add_parser(sub) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from midnight_env.bench import run_engine_bench
 from midnight_env.commands.common import UsageError, check_count
+from midnight_env.core.bench import run_engine_bench
 
 
 def add_parser(sub) -> None:

@@ -6,9 +6,9 @@ import argparse
 
 import numpy as np
 
-from midnight_env.config import VARIANTS, check_option_names
-from midnight_env.engine import Engine
-from midnight_env.registry import make_agent, split_specs
+from midnight_env.arena.registry import make_agent, split_specs
+from midnight_env.core.config import VARIANTS, check_option_names
+from midnight_env.core.engine import Engine
 
 
 class UsageError(ValueError):

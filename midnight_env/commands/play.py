@@ -12,12 +12,12 @@ import sys
 
 import numpy as np
 
-from midnight_env.agent import Decisions, decide
+from midnight_env.arena.agent import Decisions, decide
+from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, engine_from_args
-from midnight_env.dice import agent_streams, face_name
-from midnight_env.engine import Engine
-from midnight_env.registry import make_agent, split_specs
-from midnight_env.state import MOVE, OVER, PLACE, ROLL
+from midnight_env.core.dice import agent_streams, face_name
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
 
 _HELP = ("answer with the number of a choice, or its notation (g7 to place, g14>g18 or g3>r1 to move), "
          "b to show the board again, q to quit")

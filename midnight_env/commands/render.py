@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from midnight_env.agent import Decisions, decide
+from midnight_env.arena.agent import Decisions, decide
+from midnight_env.arena.play import play_batch
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
-from midnight_env.dice import FACES_BY_NAME, agent_streams, face_name
-from midnight_env.engine import Engine
-from midnight_env.play import play_batch
-from midnight_env.records import RecordError, engine_for_record, read_lines, replay_record
-from midnight_env.seeds import check_seed
-from midnight_env.state import MOVE, PLACE, ROLL
+from midnight_env.core.dice import FACES_BY_NAME, agent_streams, face_name
+from midnight_env.core.engine import Engine
+from midnight_env.core.records import RecordError, engine_for_record, read_lines, replay_record
+from midnight_env.core.state import MOVE, PLACE, ROLL
+from midnight_env.infra.seeds import check_seed
 
 MAX_DELAY = 60.0  # seconds between frames
 

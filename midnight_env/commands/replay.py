@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from midnight_env.records import RecordError, replay_lines
+from midnight_env.core.records import RecordError, replay_lines
 
 
 def add_parser(sub) -> None:

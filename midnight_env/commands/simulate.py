@@ -8,10 +8,10 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from midnight_env.arena.play import play_batch
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
-from midnight_env.play import play_batch
-from midnight_env.records import write_records
-from midnight_env.seeds import SEED_LIMIT, SEED_RANGE, check_seed
+from midnight_env.core.records import write_records
+from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 
 
 def add_parser(sub) -> None:

@@ -7,9 +7,9 @@ import json
 import sys
 import time
 
+from midnight_env.arena.registry import split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
-from midnight_env.registry import split_specs
-from midnight_env.seeds import SEED_LIMIT, SEED_RANGE, check_seed
+from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 from midnight_env.solve.solution import OBJECTIVES, solution_folder, solution_name, solve
 
 

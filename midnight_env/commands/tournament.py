@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from midnight_env.commands.common import UsageError, parse_set_options
-from midnight_env.config import VARIANTS
+from midnight_env.core.config import VARIANTS
 from midnight_env.tournament import (
     DEFAULT_DB,
     DEFAULT_GAMES,

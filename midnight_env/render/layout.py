@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from midnight_env.config import CLOCK_TIMES
+from midnight_env.core.config import CLOCK_TIMES
 
 SIDES = ("top", "right", "bottom", "left")  # sides of the ring, clockwise from square 0
 
@@ -176,7 +176,7 @@ class SquareLayout:
 @dataclass(frozen=True)
 class RoomLayout:
     room: int
-    kind: int  # PLAIN, RED or GREEN (midnight_env.board)
+    kind: int  # PLAIN, RED or GREEN (midnight_env.core.board)
     name: str
     door_square: int
     side: str  # side of the ring its door square lies on; the room lies beyond it

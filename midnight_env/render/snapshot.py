@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from midnight_env.config import CLOCK_TIMES
-from midnight_env.state import MOVE, PLACE, ROLL
+from midnight_env.core.config import CLOCK_TIMES
+from midnight_env.core.state import MOVE, PLACE, ROLL
 
 
 @dataclass(frozen=True)

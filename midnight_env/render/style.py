@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from midnight_env.board import GREEN, RED
+from midnight_env.core.board import GREEN, RED
 
 BACKGROUND = "#f4ecd8"  # parchment
 SQUARE_FACE = "#fbf7ee"

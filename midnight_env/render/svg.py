@@ -16,7 +16,8 @@ from html import escape
 
 import numpy as np
 
-from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
+from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
+from midnight_env.core.state import MOVE, OVER
 from midnight_env.render.layout import HUGO_OUTLINE, Anchor, BoardLayout, HugoSpot, Rect, board_layout
 from midnight_env.render.seats import SEAT_SYMBOLS, seat_hex
 from midnight_env.render.snapshot import Position, clock_text, snapshot, status_lines, turn_text
@@ -48,7 +49,6 @@ from midnight_env.render.style import (
     stairs_title,
     text_colour,
 )
-from midnight_env.state import MOVE, OVER
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"  # matplotlib's own first
 _ANCHOR = {"left": "start", "center": "middle", "right": "end"}

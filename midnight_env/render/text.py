@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import textwrap
 
-from midnight_env.board import GREEN, RED
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.state import OVER, PLACE, ROLL
 from midnight_env.render.layout import ring_grid
 from midnight_env.render.seats import PLAYER_COLOURS, SEAT_SYMBOLS
 from midnight_env.render.snapshot import Position, clock_text, hugo_text, snapshot, turn_text
-from midnight_env.state import OVER, PLACE, ROLL
 
 HUGO_MARK = "HUGO"
 KIND_WORDS = ("pln", "red", "grn")  # room kind as three letters

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from midnight_env.board import GREEN, PLAIN, RED
+from midnight_env.core.board import GREEN, PLAIN, RED
+from midnight_env.core.state import MOVE, PLACE, ROLL
 from midnight_env.solve.solution import Solution, booked_points, seat_modes
 from midnight_env.solve.values import FACE_PROBABILITY, MAXIMISE, TIE_TOLERANCE
-from midnight_env.state import MOVE, PLACE, ROLL
 
 # what a move decision's choice does (``decision_table``'s ``best_kind``): by index
 CHOICE_KINDS = ("pass", "walk", "plain room", "red room", "green room")

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from midnight_env.dice import CHANCE_OUTCOMES
+from midnight_env.core.dice import CHANCE_OUTCOMES
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
 from midnight_env.solve.graph import REWARD_DIFFERENCE, REWARD_NONE, REWARD_SEAT0, terminal_outcomes
 from midnight_env.solve.solution import Solution, reward_mode, seat_modes
 from midnight_env.solve.values import MAXIMISE, TIE_TOLERANCE
-from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
 
 FACES = np.array([face for face, _ in CHANCE_OUTCOMES], dtype=np.int64)
 FACE_ODDS = np.array([p for _, p in CHANCE_OUTCOMES])

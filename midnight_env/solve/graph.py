@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from midnight_env.config import Rules
-from midnight_env.dice import HUGO, mix64
-from midnight_env.engine import Engine
-from midnight_env.rules import advance_games, fill_mask
+from midnight_env.core.config import Rules
+from midnight_env.core.dice import HUGO, mix64
+from midnight_env.core.engine import Engine
+from midnight_env.core.rules import advance_games, fill_mask
+from midnight_env.core.state import OVER, ROLL, GameState, empty_state
 from midnight_env.solve.keys import _KEYS, KeyLayout, decode, encode, key_phases, key_players
-from midnight_env.state import OVER, ROLL, GameState, empty_state
 
 FACES = np.array([1, 2, 4, 5, HUGO], dtype=np.int64)  # a roll's transitions, in this order
 REWARD_SEAT0, REWARD_DIFFERENCE, REWARD_NONE = 0, 1, 2  # what a transition's reward counts

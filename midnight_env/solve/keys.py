@@ -39,17 +39,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from midnight_env.board import GREEN, RED
-from midnight_env.config import CASTLE_POINTS_LIMIT
-from midnight_env.rules import _lowest_bit, _occupied_squares
-from midnight_env.state import OVER, PLACE
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.config import CASTLE_POINTS_LIMIT
+from midnight_env.core.rules import _lowest_bit, _occupied_squares
+from midnight_env.core.state import OVER, PLACE
 
 ROLL_FACES = np.array([0, 1, 2, 4, 5], dtype=np.int64)  # roll index -> number (0: none)
 ROLL_INDEX = np.array([0, 1, 2, 0, 3, 4], dtype=np.int64)  # number -> roll index
 POINTS_BITS = 6  # hidden_castle points 0..45 in a game that goes on
 OUTCOME_LOSS, OUTCOME_TIE, OUTCOME_WIN = 0, 1, 2  # seat 0's result, in the key of a finished game
 # compile options of the functions on one game: no reference counting, as the rule functions
-# (``midnight_env.rules``): they never allocate, and counting references to the state's arrays
+# (``midnight_env.core.rules``): they never allocate, and counting references to the state's arrays
 # at every call costs more than the keys themselves
 _KEYS = dict(cache=True, _nrt=False)
 

@@ -1,7 +1,7 @@
 """Agents on a solved state graph: their policies, exact values, regret, and values by play.
 
 :func:`agent_policy` asks an agent for its choice at every decision state of the graph (the
-seats given), in batches through the agent protocol (``midnight_env.agent.decide``), and
+seats given), in batches through the agent protocol (``midnight_env.arena.agent.decide``), and
 :func:`evaluate_policy` computes the policy's exact value by iterating on the same graph (the
 seats without a policy play optimally: a best response). :func:`regret_table` does both for a
 list of agents; :func:`play_values` plays games instead, for a 95 % interval.
@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from midnight_env.agent import Agent, Decisions, decide
+from midnight_env.arena.agent import Agent, Decisions, decide
+from midnight_env.core.state import MOVE, PLACE
 from midnight_env.solve.solution import Solution, booked_points, seat_modes, state_modes
 from midnight_env.solve.values import (
     MAXIMISE,
@@ -38,7 +39,6 @@ from midnight_env.solve.values import (
     iterate_values,
     strong_components,
 )
-from midnight_env.state import MOVE, PLACE
 
 LAST_DRAW = 1.0 - 2.0**-53  # the largest float below 1
 POLICY_BATCH = 16_384  # decision states asked of an agent per call
@@ -170,7 +170,7 @@ def play_values(solution: Solution, agents: list[Agent], games: int = 10_000, se
     """(mean, 95 % half-width) of the objective's final result over ``games`` games played
     to their end by ``agents`` (one per seat): seat 0's points, seat 0's points minus seat 1's,
     or seat 0's wins (a tie 1/2)."""
-    from midnight_env.play import play_batch
+    from midnight_env.arena.play import play_batch
     from midnight_env.solve.solution import MAX_TURNS_IGNORED
 
     engine = solution.engine
@@ -206,10 +206,10 @@ class Regret:
 
 
 def regret_table(solution: Solution, specs: list[str], seat: int = 0, games: int = 0, seed: int = 0) -> list[Regret]:
-    """Every agent of ``specs`` (agent specs, ``midnight_env.registry``) at ``seat`` (the other
+    """Every agent of ``specs`` (agent specs, ``midnight_env.arena.registry``) at ``seat`` (the other
     seat optimal), evaluated exactly on the graph; with ``games`` > 0 also by play (solo:
     the agent alone; two players: against the ``optimal`` play of this solution)."""
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.registry import make_agent
 
     optimum = solution.value
     better_high = seat_modes(solution.config.num_players, solution.objective)[0] == MAXIMISE

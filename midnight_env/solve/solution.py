@@ -6,7 +6,7 @@ A solution directory holds two files:
     ``keys`` (n,) uint64, ascending: every position reachable from the start, as its key
     (``midnight_env.solve.keys``); ``values`` (n,) float64: each position's value (see below);
     ``best`` (n,) int16: the optimal action at a decision (an index of the action space,
-    ``midnight_env.actions``), -1 at a roll or a finished game.
+    ``midnight_env.core.actions``), -1 at a roll or a finished game.
 ``solution.json``
     the set-up and the numbers: ``format`` (``midnight-solution/1``), ``variant``, ``players``,
     ``options`` (every rule option; ``max_turns`` as given but ignored), ``board`` (the board's
@@ -40,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.board import Board
-from midnight_env.config import GameConfig, make_config
-from midnight_env.engine import ENGINE_VERSION, Engine
+from midnight_env.core.board import Board
+from midnight_env.core.config import GameConfig, make_config
+from midnight_env.core.engine import ENGINE_VERSION, Engine
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
 from midnight_env.solve.graph import (
     BAD_KEY,
     REWARD_DIFFERENCE,
@@ -67,7 +68,6 @@ from midnight_env.solve.values import (
     iterate_values,
     strong_components,
 )
-from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
 
 FORMAT = "midnight-solution/1"
 OBJECTIVES = ("points", "win")
@@ -270,7 +270,7 @@ class Solution:
         render or to ask an agent."""
         ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
         r = self.engine.rules
-        from midnight_env.state import empty_state
+        from midnight_env.core.state import empty_state
 
         state = empty_state(len(ids), r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests,
                             r.num_actions)
@@ -308,7 +308,7 @@ class Solution:
 
 def board_dict(board: Board) -> dict:
     """A board as the JSON definition ``board.board_from_dict`` reads."""
-    from midnight_env.board import ROOM_KINDS
+    from midnight_env.core.board import ROOM_KINDS
 
     data = {"name": board.name, "description": board.description, "gallery_squares": board.num_squares,
             "arrow_square": board.arrow_square,
@@ -449,7 +449,7 @@ def load_solution(directory: str | Path) -> Solution:
         raise ValueError(f"{meta_path}: not valid JSON ({err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: not a solution (format {FORMAT} expected)")
-    from midnight_env.board import board_from_dict
+    from midnight_env.core.board import board_from_dict
 
     board = board_from_dict(meta["board"], str(meta_path)) if meta.get("board") else None
     config = make_config(meta["variant"], meta["players"], board=board, **meta["options"])

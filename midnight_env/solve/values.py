@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from midnight_env.dice import CHANCE_OUTCOMES
+from midnight_env.core.dice import CHANCE_OUTCOMES
 
 # what a state's value is made of: a finished game (worth 0: no more points, or seat 0 lost;
 # 1/2: a tie; 1: seat 0 won), a roll, a decision (best for its seat, or a given policy)

@@ -6,6 +6,7 @@
 ``store``       the SQLite results: one row per game, a transaction per batch, safe against kill -9
 ``ratings``     Plackett-Luce ratings, mean spooky points with intervals by deal, win rate, mean rank
 ``report``      the leaderboard as a text, rich or Markdown table, CSV and PNG
+``chunk``       a chunk of games played, and its outcome as the store takes it (either backend)
 ``run``         the games missing from the database, played batch by batch, then the leaderboard
 ``ray_backend`` the same batches as Ray tasks, on this machine's cores or a cluster (``backend="ray"``)
 ==============  =======================================================================================

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.config import make_config
-from midnight_env.engine import ENGINE_VERSION, Engine
-from midnight_env.registry import AgentError, list_agents, make_agent, split_specs
-from midnight_env.seeds import SEED_LIMIT, SEED_RANGE
+from midnight_env.arena.registry import AgentError, list_agents, make_agent, split_specs
+from midnight_env.core.config import make_config
+from midnight_env.core.engine import ENGINE_VERSION, Engine
+from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE
 
 FORMAT = "midnight-tournament/1"
 DEFAULT_VARIANT = "midnight_party"

@@ -1,7 +1,7 @@
 """The ``ray`` backend: a tournament's missing games played as Ray tasks, stored here as they arrive.
 
 The games go out in chunks (``batch_size`` games each), one Ray task per chunk; each task plays
-its chunk with :func:`midnight_env.tournament.run.play_chunk`, exactly as the ``local`` backend
+its chunk with :func:`midnight_env.tournament.chunk.play_chunk`, exactly as the ``local`` backend
 does, and sends the outcome back; the driver stores every chunk in the one SQLite database as
 soon as it arrives (in whatever order the chunks finish: rows are keyed by game index). So:
 
@@ -18,7 +18,7 @@ soon as it arrives (in whatever order the chunks finish: rows are keyed by game 
 
 Without an address, and with no Ray started in this process, the run starts a Ray instance of
 its own on this machine's cores, bound to the loopback address, and stops it at the end
-(:func:`midnight_env.ray_cluster.ray_session`).
+(:func:`midnight_env.infra.ray_cluster.ray_session`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from midnight_env import ray_cluster
-from midnight_env.agent import Agent
+from midnight_env.arena.agent import Agent
+from midnight_env.infra import ray_cluster
+from midnight_env.tournament.chunk import Chunk, play_chunk
 from midnight_env.tournament.config import TournamentConfig, TournamentError
-from midnight_env.tournament.run import Chunk, play_chunk
 
 RETRIES = 3  # a chunk whose worker dies is played again up to this many times
 TASK_NAME = "tournament_chunk"  # a worker playing a chunk shows as "ray::tournament_chunk" in ps
@@ -61,8 +61,8 @@ _worker_cache: dict = {}  # what a worker process keeps between chunks: the sche
 
 def tournament_chunk(config: TournamentConfig, agents: Sequence[Agent], indices: np.ndarray, record: bool) -> Chunk:
     """Play one chunk in a Ray worker (the task; see :func:`play_chunk`)."""
-    from midnight_env.provenance import code_commit
-    from midnight_env.threads import PARALLEL_FROM
+    from midnight_env.infra.provenance import code_commit
+    from midnight_env.infra.threads import PARALLEL_FROM
     from midnight_env.tournament.schedule import Schedule
 
     if len(indices) >= PARALLEL_FROM:
@@ -82,7 +82,7 @@ def tournament_chunk(config: TournamentConfig, agents: Sequence[Agent], indices:
 
 @contextmanager
 def session(address: str | None = None, workers: int | None = None) -> Iterator[None]:
-    """Ray for a run (:func:`midnight_env.ray_cluster.ray_session`); TournamentError (``address``)
+    """Ray for a run (:func:`midnight_env.infra.ray_cluster.ray_session`); TournamentError (``address``)
     when no cluster can be joined there."""
     try:
         with ray_cluster.ray_session(address, workers):

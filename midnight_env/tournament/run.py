@@ -1,7 +1,7 @@
 """Running a tournament: the games missing from the database, played batch by batch and stored.
 
-Each batch (a *chunk* of game indices) is played by :func:`play_chunk` and committed in one
-transaction as it comes back (see :mod:`midnight_env.tournament.store` for what a kill loses).
+Each batch (a *chunk* of game indices) is played by :func:`~midnight_env.tournament.chunk.play_chunk`
+and committed in one transaction as it comes back (see :mod:`midnight_env.tournament.store` for what a kill loses).
 The ``local`` backend plays the chunks one after the other in this process; the ``ray`` backend
 (:mod:`midnight_env.tournament.ray_backend`) plays them as Ray tasks, on this machine's cores or
 a cluster's, and this process stores each one as it arrives. A game's line-up and seed depend on
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from midnight_env.agent import Agent
-from midnight_env.engine import ENGINE_VERSION
-from midnight_env.provenance import code_commit
-from midnight_env.registry import make_agent
+from midnight_env.arena.agent import Agent
+from midnight_env.arena.registry import make_agent
+from midnight_env.infra.provenance import code_commit
+from midnight_env.tournament.chunk import Chunk, play_chunk
 from midnight_env.tournament.config import TournamentConfig, TournamentError
 from midnight_env.tournament.ratings import Standing, leaderboard
 from midnight_env.tournament.schedule import Schedule
@@ -44,40 +44,6 @@ class TournamentRun:
     started_beside: list[dict] = field(default_factory=list)  # other tournaments of the file, when this
     #                                                           one started in it now
     backend: str = "local"
-
-
-@dataclass
-class Chunk:
-    """The outcome of a chunk of games, as the store takes it (what a Ray task sends back)."""
-
-    indices: np.ndarray  # (n,) game indices
-    deals: np.ndarray  # (n,)
-    seeds: np.ndarray  # (n,)
-    lineups: np.ndarray  # (n, N) agent index per seat
-    points: np.ndarray  # (n, N)
-    ranks: np.ndarray  # (n, N)
-    rolls: np.ndarray  # (n,)
-    decisions: np.ndarray  # (n,)
-    truncated: np.ndarray  # (n,) bool
-    records: list[dict] | None
-    commit: str | None  # the code that played them
-    engine_version: str = ENGINE_VERSION
-
-
-def play_chunk(config: TournamentConfig, agents: Sequence[Agent], indices: np.ndarray, record: bool = False,
-               commit: str | None = None, schedule: Schedule | None = None, engine=None) -> Chunk:
-    """Play games ``indices`` of the tournament: the one place a chunk is played, by either backend.
-    ``commit`` is the code's (:func:`~midnight_env.provenance.code_commit`, looked up once per
-    process by the caller: it runs git)."""
-    from midnight_env.play import play_batch
-
-    schedule = schedule if schedule is not None else Schedule(config)
-    engine = engine if engine is not None else config.engine()
-    indices = np.asarray(indices, np.int64)
-    lineups, seeds, deals = schedule.games(indices)
-    res = play_batch(engine, agents, lineups, seeds, record=record, agent_names=list(config.agents))
-    return Chunk(indices, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions, res.truncated,
-                 res.records, commit)
 
 
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,

@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
-from midnight_env.seeds import derived_seed
+from midnight_env.infra.seeds import derived_seed
 from midnight_env.tournament.config import TournamentConfig
 
 DEFAULT_GAMES = 1000  # at least; rounded up to complete schedule cycles (see default_games)

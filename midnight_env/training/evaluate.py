@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from midnight_env.agent import Agent
-from midnight_env.engine import Engine
-from midnight_env.play import play_batch
+from midnight_env.arena.agent import Agent
+from midnight_env.arena.play import play_batch
+from midnight_env.core.engine import Engine
 
 EVAL_OPPONENTS = ("expert", "coward", "green_hunter", "runner", "placer", "random")
 
@@ -91,7 +91,7 @@ def evaluate_policy(agent: Agent, engine: Engine, opponents: Sequence[str | Agen
                     games: int = 400, seed: int = 1_000_000, batch_size: int = 1024) -> dict[str, float]:
     """Metrics ``eval/points``, ``eval/points_ci``, ``eval/win_rate``, ``eval/rank`` and
     ``eval/points/<opponent>`` (each opponent's mean points in the same games)."""
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.registry import make_agent
 
     pool = [make_agent(o) if isinstance(o, str) else o for o in opponents]
     names = [o if isinstance(o, str) else o.name for o in opponents]

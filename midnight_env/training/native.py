@@ -47,17 +47,17 @@ from tqdm import tqdm
 
 from midnight_agents.model import ModelError, PolicyModel, model_meta, save_model
 from midnight_agents.ppo import PPOAgent
-from midnight_env.agent import Decisions
-from midnight_env.dice import agent_streams
-from midnight_env.observation import encode_observations
-from midnight_env.registry import make_agent
-from midnight_env.state import MOVE, PLACE
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.observation import encode_observations
+from midnight_env.core.state import MOVE, PLACE
+from midnight_env.envs.vector import VectorEnv
 from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 from midnight_env.training.export import linear_weights
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
-from midnight_env.vector import VectorEnv
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The RLModule RLlib trains here: its default PPO network, with illegal actions masked out.
 
-The env's observation is ``{"observations": (D,), "action_mask": (A,)}`` (:mod:`midnight_env.rllib`).
+The env's observation is ``{"observations": (D,), "action_mask": (A,)}`` (:mod:`midnight_env.envs.rllib`).
 The network (RLlib's default PPO module: an actor and a critic MLP, or one shared, and linear
 ``pi`` and ``vf`` heads) reads ``observations`` only; the mask pushes the logits of illegal actions
 to the float minimum, so they get no probability when sampling, no weight in the loss, and the
@@ -29,7 +29,7 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         if not (isinstance(observation_space, gym.spaces.Dict)
                 and set(observation_space.spaces) == {"observations", "action_mask"}):
             raise ValueError(f"MaskedPPOModule needs the observation space Dict(observations, action_mask) of "
-                             f"midnight_env.rllib, got {observation_space!r}")
+                             f"midnight_env.envs.rllib, got {observation_space!r}")
         self.observation_space_with_mask = observation_space
         super().__init__(observation_space=observation_space["observations"], **kwargs)  # the network's input
 

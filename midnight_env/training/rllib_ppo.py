@@ -1,7 +1,7 @@
 """PPO on RLlib: the PettingZoo env, every seat one shared policy, frozen snapshots as opponents.
 
 For users who train with RLlib at scale. The env is RLlib's ``PettingZooEnv`` of the AEC env
-(:mod:`midnight_env.rllib`): one agent decides at a time, its observation
+(:mod:`midnight_env.envs.rllib`): one agent decides at a time, its observation
 ``{"observations", "action_mask"}``, read by an action-masking module
 (:mod:`midnight_env.training.rllib_module`: illegal actions get no probability). Multi-agent self-play:
 every seat maps to the module ``shared``, the one RLlib trains; in a ``1 - self_play`` share of
@@ -173,7 +173,7 @@ def build_config(config: TrainConfig):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from midnight_env.rllib import rllib_env
+    from midnight_env.envs.rllib import rllib_env
     from midnight_env.training.rllib_module import MaskedPPOModule
 
     register_env(ENV_NAME, rllib_env)
@@ -230,7 +230,7 @@ def export_shared(algo, engine, training: dict | None = None):
     format cannot express (another RLlib default, a layer norm) fails here, not in a tournament.
     """
     from midnight_agents.model import ModelError, PolicyModel, model_meta
-    from midnight_env.observation import observation_size
+    from midnight_env.core.observation import observation_size
 
     probe = np.random.default_rng(0).random((16, observation_size(engine)), dtype=np.float32)
     results = algo.learner_group.foreach_learner(_export_on_learner, probe=probe)
@@ -264,7 +264,7 @@ def _number(result: dict, *path: str) -> float | None:
 
 def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """One training run (see the module doc); its folder, last metrics, final evaluation and steps."""
-    from midnight_env.ray_cluster import ray_session, require_ray
+    from midnight_env.infra.ray_cluster import ray_session, require_ray
 
     require_ray("--algo rllib", "ray.rllib", "rllib")
     with ray_session(config.address or None, config.num_cpus or None):
@@ -277,7 +277,7 @@ def _train(config: TrainConfig, command: str | None) -> dict[str, Any]:
 
     from midnight_agents.model import save_model
     from midnight_agents.ppo import PPOAgent
-    from midnight_env.engine import Engine
+    from midnight_env.core.engine import Engine
     from midnight_env.training.evaluate import evaluate_policy
     from midnight_env.training.logger import MetricLogger, plot_learning_curve
     from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config

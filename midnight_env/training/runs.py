@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from midnight_env.engine import ENGINE_VERSION
-from midnight_env.provenance import code_commit
+from midnight_env.core.engine import ENGINE_VERSION
+from midnight_env.infra.provenance import code_commit
 
 
 def make_run_dir(root: str | Path, name: str) -> Path:

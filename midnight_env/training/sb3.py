@@ -1,7 +1,7 @@
 """MaskablePPO (sb3-contrib) on the batched SB3 env, against an opponent pool with self-play.
 
 The learner holds one seat per game (``seat: random`` by default) of an
-:class:`~midnight_env.sb3_vec.SB3VecEnv`; every other seat of a game is taken by a member of the
+:class:`~midnight_env.envs.sb3_vec.SB3VecEnv`; every other seat of a game is taken by a member of the
 opponent pool, drawn per game and seat from the game's seed: heuristic agents by spec and
 ``self``, frozen snapshots of the policy (numpy copies taken every ``snapshot_every`` steps, the
 oldest replaced once ``pool_size`` are kept). The run folder gets the resolved config, metrics
@@ -23,8 +23,8 @@ import numpy as np
 
 from midnight_agents.model import PolicyModel, model_meta, save_model
 from midnight_agents.ppo import PPOAgent
-from midnight_env.agent import Agent, Decisions
-from midnight_env.dice import GOLDEN, mix64
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.dice import GOLDEN, mix64
 from midnight_env.training.args import from_mapping, load_yaml, to_mapping
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 
@@ -181,7 +181,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     from stable_baselines3.common.logger import KVWriter, Logger
     from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
 
-    from midnight_env.sb3_vec import SB3VecEnv
+    from midnight_env.envs.sb3_vec import SB3VecEnv
     from midnight_env.training.export import sb3_weights
     from midnight_env.training.logger import MetricLogger, plot_learning_curve
     from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
@@ -195,7 +195,7 @@ def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     start, cpu_start = time.perf_counter(), time.process_time()
 
     # -- env with its opponent pool ----------------------------------------------------------------
-    from midnight_env.registry import make_agent
+    from midnight_env.arena.registry import make_agent
 
     specs = list(config.opponents)
     n_self = config.pool_size if "self" in specs else 0

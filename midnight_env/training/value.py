@@ -62,12 +62,12 @@ from midnight_agents.model import (
     save_model,
 )
 from midnight_agents.value import ValueAgent
-from midnight_env.agent import Agent, Decisions
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.observation import encode_observations, observation_size
-from midnight_env.registry import make_agent
-from midnight_env.state import MOVE, OVER, PLACE
+from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_observations, observation_size
+from midnight_env.core.state import MOVE, OVER, PLACE
 from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
 from midnight_env.training.evaluate import mean_ci, play_every_seat
 from midnight_env.training.export import linear_weights

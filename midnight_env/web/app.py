@@ -41,9 +41,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from midnight_agents.catalog import SHIPPED_CHAMPIONS
-from midnight_env.config import VARIANTS
-from midnight_env.engine import Engine
-from midnight_env.registry import agent_infos, make_agent, plugin_errors
+from midnight_env.arena.registry import agent_infos, make_agent, plugin_errors
+from midnight_env.core.config import VARIANTS
+from midnight_env.core.engine import Engine
 from midnight_env.tournament.config import fit_error
 from midnight_env.web.errors import WebError
 from midnight_env.web.export import STATIC

@@ -4,7 +4,7 @@ The server keeps the game (:class:`HumanGame`): it rolls the dice and lets the a
 the person is to decide, and hands the page every event on the way with the position after it
 (the page shows them one by one). The person's choice comes back in record notation and is
 checked against the legal ones. The game is recorded as it goes, like any other
-(:class:`~midnight_env.records.Recorder`), and written to the data folder when it ends.
+(:class:`~midnight_env.core.records.Recorder`), and written to the data folder when it ends.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.agent import Decisions, decide
-from midnight_env.config import make_config
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.records import Recorder
-from midnight_env.registry import split_specs
-from midnight_env.seeds import SEED_LIMIT, check_seed
-from midnight_env.state import MOVE, OVER, PLACE, ROLL
+from midnight_env.arena.agent import Decisions, decide
+from midnight_env.arena.registry import split_specs
+from midnight_env.core.config import make_config
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.records import Recorder
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
+from midnight_env.infra.seeds import SEED_LIMIT, check_seed
 from midnight_env.web.errors import WebError
 from midnight_env.web.sources import DataFolder
 from midnight_env.web.views import board_view, frame, seat_agents

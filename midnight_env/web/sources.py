@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from midnight_env.records import FORMAT, RecordError, parse_lines, read_lines, write_records
+from midnight_env.core.records import FORMAT, RecordError, parse_lines, read_lines, write_records
 from midnight_env.tournament.config import TournamentError
 from midnight_env.tournament.store import (
     StoredGame,

@@ -15,19 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.config import make_config
-from midnight_env.dice import FACES_BY_NAME
-from midnight_env.engine import Engine
-from midnight_env.play import play_batch
-from midnight_env.records import RecordError, engine_for_record, replay_record
-from midnight_env.registry import agent_infos, make_agent, split_specs
+from midnight_env.arena.play import play_batch
+from midnight_env.arena.registry import agent_infos, make_agent, split_specs
+from midnight_env.core.config import make_config
+from midnight_env.core.dice import FACES_BY_NAME
+from midnight_env.core.engine import Engine
+from midnight_env.core.records import RecordError, engine_for_record, replay_record
+from midnight_env.core.state import MOVE, OVER, PHASE_NAMES, PLACE
+from midnight_env.infra.seeds import check_seed
 from midnight_env.render.layout import Rect, board_layout
 from midnight_env.render.seats import PLAYER_COLOURS, seat_hex
 from midnight_env.render.snapshot import snapshot, turn_text
 from midnight_env.render.style import game_title
 from midnight_env.render.svg import board_svg, position_svg
-from midnight_env.seeds import check_seed
-from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE
 from midnight_env.tournament.config import fit_error
 from midnight_env.web.errors import WebError
 

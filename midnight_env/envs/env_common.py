@@ -4,7 +4,7 @@ and the compiled entry points of its kernels.
 The PettingZoo env (``aec``), the single-agent Gymnasium env (``gym_env``), the vector env
 (``vector``) and the SB3 adapter (``sb3_vec``) take the same environment options, with the same
 defaults and the same checks: :class:`EnvOptions`. Rule options (``guests_per_player`` ...) are
-the engine's (``midnight_env.config``).
+the engine's (``midnight_env.core.config``).
 """
 
 from __future__ import annotations
@@ -15,17 +15,14 @@ import numpy as np
 from gymnasium import spaces
 from numba import typeof
 
-from midnight_env import registration
-from midnight_env.config import ConfigError
-from midnight_env.engine import Engine
-from midnight_env.observation import observation_layout
-from midnight_env.state import GameState
-from midnight_env.vector_kernels import forced_actions
+from midnight_env.core.config import ConfigError
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import observation_layout
+from midnight_env.core.state import GameState
+from midnight_env.core.vector_kernels import forced_actions
 
 REWARDS = ("points", "rank")
 ILLEGAL_MODES = ("raise", "penalize")
-
-registration.register_envs()  # the Gymnasium ids, registered by every env module (they all import this one)
 
 
 @dataclass(frozen=True)

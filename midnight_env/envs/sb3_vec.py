@@ -1,7 +1,7 @@
 """A stable-baselines3 ``VecEnv``: one learning seat per game against batched opponents.
 
 ``SB3VecEnv(num_envs, variant, num_players, opponents=["random"], seat=0, seed=s)`` is
-:class:`~midnight_env.seat_vector.SeatVectorEnv` in SB3's ``VecEnv`` API: ``num_envs`` games on one
+:class:`~midnight_env.envs.seat_vector.SeatVectorEnv` in SB3's ``VecEnv`` API: ``num_envs`` games on one
 batched engine. The learner holds ``seat`` in every game (or ``seat="random"``: a seat drawn from
 each game's seed); after its actions the opponents (agents by spec or instance, one per other
 seat clockwise from the learner, or a single one for all) decide every waiting game in one call
@@ -9,7 +9,7 @@ per agent until each game is back at the learner's decision. Masks come from
 ``env_method("action_masks")``, as sb3-contrib's MaskablePPO asks for them.
 
 Observations are ``Box(D,) float32`` from the learner's view; rewards the learner's own
-(``reward="points"`` or ``"rank"``, as :class:`~midnight_env.vector.VectorEnv`); a finished game
+(``reward="points"`` or ``"rank"``, as :class:`~midnight_env.envs.vector.VectorEnv`); a finished game
 is restarted at once (SB3's convention) with ``infos[i]["terminal_observation"]``,
 ``"TimeLimit.truncated"``, ``"spooky_points"`` and ``"rank"``. Game i is seeded like the vector
 env's: ``seed + i``, then ``seed + i + k*num_envs`` for its k-th restart.
@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from midnight_env.seat_vector import SeatVectorEnv
+from midnight_env.envs.seat_vector import SeatVectorEnv
 
 
 class SB3VecEnv(VecEnv):

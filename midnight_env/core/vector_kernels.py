@@ -1,10 +1,10 @@
-"""The compiled step of a :class:`~midnight_env.vector.VectorEnv` batch.
+"""The compiled step of a :class:`~midnight_env.envs.vector.VectorEnv` batch.
 
 ``vector_step_serial`` (``vector_step_parallel``: the same in tasks spread over threads) is one
 pass over the batch that does everything a step returns: checks the actions, applies them and
 rolls on (``rules.advance_games``), plays forced decisions, writes every seat's rewards, records
 and restarts finished games and builds the observations. Like ``rules.py``, these kernels read
-the board and player numbers from the batch's ``Rules`` ``R``, so that ``midnight_env.specialize``
+the board and player numbers from the batch's ``Rules`` ``R``, so that ``midnight_env.core.specialize``
 can compile a copy of this module and of ``rules.py`` with those numbers as constants.
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.config import Rules
-from midnight_env.observation import encode_chunk
-from midnight_env.rules import advance_games, reset_game
-from midnight_env.scoring import seat_rank
-from midnight_env.state import MOVE, OVER, PLACE, GameState
+from midnight_env.core.config import Rules
+from midnight_env.core.observation import encode_chunk
+from midnight_env.core.rules import advance_games, reset_game
+from midnight_env.core.scoring import seat_rank
+from midnight_env.core.state import MOVE, OVER, PLACE, GameState
 
 
 @njit(cache=True, inline="always")

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from midnight_env.board import GREEN, RED
-from midnight_env.config import CASTLE_START_POINTS, CLOCK_TIMES
-from midnight_env.dice import HUGO, NUMBERS, seed_streams
-from midnight_env.engine import Engine
-from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.config import CASTLE_START_POINTS, CLOCK_TIMES
+from midnight_env.core.dice import HUGO, NUMBERS, seed_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
 
 
 def _seat(engine: Engine, seat, where: str) -> int:

@@ -35,7 +35,7 @@ current decision (a walk's destination square depends on the roll); ``env.descri
 says it in words.
 
 **Observation.** ``observation`` is the position seen by the observing agent: its own pieces
-first, then the others clockwise (see ``midnight_env.observation`` for the exact layout and
+first, then the others clockwise (see ``midnight_env.core.observation`` for the exact layout and
 ``observation_names(env.engine)`` for the name of every index)::
 
     section     size        value
@@ -103,14 +103,14 @@ from gymnasium import spaces
 from numba import njit
 from pettingzoo import AECEnv
 
-from midnight_env.actions import ActionError
-from midnight_env.engine import Engine
-from midnight_env.env_common import EnvOptions, check_render_mode, machine_code, observation_space
-from midnight_env.observation import encode_chunk, observation_layout
-from midnight_env.rules import step_serial
-from midnight_env.scoring import rank_rewards, ranks
-from midnight_env.seeds import SEED_LIMIT, check_seed, fresh_seed
-from midnight_env.state import OVER
+from midnight_env.core.actions import ActionError
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_chunk, observation_layout
+from midnight_env.core.rules import step_serial
+from midnight_env.core.scoring import rank_rewards, ranks
+from midnight_env.core.state import OVER
+from midnight_env.envs.env_common import EnvOptions, check_render_mode, machine_code, observation_space
+from midnight_env.infra.seeds import SEED_LIMIT, check_seed, fresh_seed
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")

@@ -18,15 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env import rules as K
-from midnight_env.actions import ActionError, ActionLayout
-from midnight_env.config import CASTLE_START_POINTS, GameConfig, make_config
-from midnight_env.dice import CHANCE_OUTCOMES, HUGO
-from midnight_env.random_choice import random_legal_choices
-from midnight_env.scoring import ranks, winners
-from midnight_env.seeds import check_seed, check_seeds
-from midnight_env.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
-from midnight_env.threads import task_size, threaded
+from midnight_env.core import rules as K
+from midnight_env.core.actions import ActionError, ActionLayout
+from midnight_env.core.config import CASTLE_START_POINTS, GameConfig, make_config
+from midnight_env.core.dice import CHANCE_OUTCOMES, HUGO
+from midnight_env.core.random_choice import random_legal_choices
+from midnight_env.core.scoring import ranks, winners
+from midnight_env.core.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.infra.seeds import check_seed, check_seeds
+from midnight_env.infra.threads import task_size, threaded
 
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
 

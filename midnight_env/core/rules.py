@@ -6,7 +6,7 @@ optionally rolls on (from each game's own dice stream) until the next decision, 
 legal-choice mask of the new decision in ``s.legal``. ``refresh_legal`` recomputes the masks of
 positions built or edited by hand.
 
-The entry points take the state ``s`` and the batch's :class:`~midnight_env.config.Rules` ``R``
+The entry points take the state ``s`` and the batch's :class:`~midnight_env.core.config.Rules` ``R``
 (as namedtuples or as plain tuples of their fields, which numba dispatches faster), and the
 turn flow ``advance_games`` unpacks them once. The rule functions below it take only the state
 arrays they read or change, the rules ``R`` and a game index ``i``. Handing the whole state down
@@ -17,7 +17,7 @@ would otherwise add two atomic operations per array argument and call: they neve
 and every array they touch is held by the caller.
 
 The rule functions take the board and player numbers from ``R`` (``R.num_squares``, not
-``gallery.shape[2]``): ``midnight_env.specialize`` compiles a copy of this module with every
+``gallery.shape[2]``): ``midnight_env.core.specialize`` compiles a copy of this module with every
 scalar ``R.<field>`` written in as a constant, for the VectorEnv's threaded step.
 
 Section numbers in comments refer to RULES.md.
@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.board import GREEN, RED
-from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_END, Rules
-from midnight_env.dice import HUGO, draw_face, stream_start
-from midnight_env.state import MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env.core.board import GREEN, RED
+from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_END, Rules
+from midnight_env.core.dice import HUGO, draw_face, stream_start
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
 
 # compile options of the rule functions: no reference counting (see the module docstring)
 _RULE = dict(cache=True, _nrt=False)

@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.threads import PARALLEL_FROM
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.infra.threads import PARALLEL_FROM
 
 
 def decisions_per_second(engine: Engine, batch: int, decisions: int, repeats: int = 5,

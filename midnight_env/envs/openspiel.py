@@ -16,13 +16,13 @@ Type                   sequential, perfect information, explicit chance, general
                        terminal rewards
 Players                seats 0..N-1; ``current_player()`` is the seat deciding (placing a
                        guest, or moving for its roll), ``CHANCE`` at a roll, ``TERMINAL`` at the end
-Actions                the engine's ``Discrete(A)`` layout (``midnight_env.actions``; A = 509 /
+Actions                the engine's ``Discrete(A)`` layout (``midnight_env.core.actions``; A = 509 /
                        409); ``action_to_string`` gives the record notation (``g14>r5``)
 Chance                 one outcome per roll: 0..4 = faces 1, 2, 4, 5 (1/6 each) and Hugo (1/3)
 Returns                the rank reward at the end (+1 winners, -1 last; ``scoring.rank_rewards``),
                        0 before; a solo game against Hugo always pays +1 (the bounds stay -1, 1)
 Observations           ``observation_tensor(p)``: the envs' observation vector from seat p's view
-                       (``midnight_env.observation``; the observer's ``dict`` names its sections);
+                       (``midnight_env.core.observation``; the observer's ``dict`` names its sections);
                        ``observation_string(p)``: the position drawn as text
 =====================  =========================================================================
 
@@ -44,14 +44,14 @@ import numpy as np
 import pyspiel
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
-from midnight_env.actions import ActionError
-from midnight_env.config import DEFAULT_GUESTS, MAX_PLAYERS, MIN_PLAYERS, VARIANT_OPTIONS, ConfigError
-from midnight_env.dice import CHANCE_OUTCOMES, HUGO
-from midnight_env.engine import Engine
-from midnight_env.observation import encode_observations, observation_layout
-from midnight_env.positions import draw_position
-from midnight_env.scoring import rank_rewards
-from midnight_env.state import MOVE, OVER, ROLL, GameState
+from midnight_env.core.actions import ActionError
+from midnight_env.core.config import DEFAULT_GUESTS, MAX_PLAYERS, MIN_PLAYERS, VARIANT_OPTIONS, ConfigError
+from midnight_env.core.dice import CHANCE_OUTCOMES, HUGO
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_observations, observation_layout
+from midnight_env.core.positions import draw_position
+from midnight_env.core.scoring import rank_rewards
+from midnight_env.core.state import MOVE, OVER, ROLL, GameState
 
 # rule options' defaults as OpenSpiel parameters (one type each; 0 stands for a default that
 # depends on the player count, or for rounds="players")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.dice import next_random
-from midnight_env.threads import task_size, threaded
+from midnight_env.core.dice import next_random
+from midnight_env.infra.threads import task_size, threaded
 
 # compile options of the helpers: no reference counting (they never allocate; see rules.py)
 _RULE = dict(cache=True, _nrt=False)

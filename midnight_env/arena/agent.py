@@ -6,7 +6,7 @@ one legal action per game (an integer array of ``len(decisions)``). Placements (
 between classic rounds) and moves come the same way; ``Decisions.placing`` tells them apart.
 
 Built-in agents live in the package ``midnight_agents``; agents of other packages plug in by
-name through :mod:`midnight_env.registry`. docs/AGENTS.md explains the protocol with an example.
+name through :mod:`midnight_env.arena.registry`. docs/AGENTS.md explains the protocol with an example.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from midnight_env.dice import uniform_draws
-from midnight_env.engine import Engine
-from midnight_env.random_choice import random_legal_actions
-from midnight_env.state import MOVE, PLACE, GameState
+from midnight_env.core.dice import uniform_draws
+from midnight_env.core.engine import Engine
+from midnight_env.core.random_choice import random_legal_actions
+from midnight_env.core.state import MOVE, PLACE, GameState
+
+
+class AgentError(ValueError):
+    """An unknown agent, a bad agent option, a plugin that cannot be loaded, or an agent that
+    failed to act; the message names the agent (raised here and by the registry)."""
 
 
 @dataclass
@@ -62,7 +67,7 @@ class Decisions:
     def observations(self) -> np.ndarray:
         """(n, D) float32 observations from each deciding player's point of view."""
         if self._obs is None:
-            from midnight_env.observation import encode_observations
+            from midnight_env.core.observation import encode_observations
 
             self._obs = encode_observations(self.engine, self.state, self.games)
         return self._obs
@@ -106,11 +111,9 @@ class Agent:
 
 def decide(agent: Agent, decisions: Decisions) -> np.ndarray:
     """``agent.act(decisions)``, checked: one legal action per game as an int64 array, or an
-    :class:`~midnight_env.registry.AgentError` naming the agent, the game and the action. An agent
+    :class:`AgentError` naming the agent, the game and the action. An agent
     that fails with anything but a ValueError (its own refusal, passed on) is named too, its error
     chained. Nothing has changed when it raises."""
-    from midnight_env.registry import AgentError
-
     try:
         actions = agent.act(decisions)
     except ValueError:  # the agent's own clear refusal (a model made for another game ...): as it is

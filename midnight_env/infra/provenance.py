@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]  # midnight_env/infra/provenance.py -> the checkout
 _CODE = ("midnight_env", "agents", "experiments")  # what counts as the code, relative to the checkout
 
 

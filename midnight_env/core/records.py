@@ -15,11 +15,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from midnight_env.actions import ActionError
-from midnight_env.config import VARIANTS, ConfigError, check_option_names, make_config
-from midnight_env.dice import FACES_BY_NAME, face_name
-from midnight_env.engine import Engine
-from midnight_env.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState
+from midnight_env.core.actions import ActionError
+from midnight_env.core.config import VARIANTS, ConfigError, check_option_names, make_config
+from midnight_env.core.dice import FACES_BY_NAME, face_name
+from midnight_env.core.engine import Engine
+from midnight_env.core.state import MOVE, OVER, PHASE_NAMES, PLACE, ROLL, GameState
 
 FORMAT = "midnight-record/1"
 

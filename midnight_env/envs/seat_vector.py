@@ -1,8 +1,8 @@
 """Many games with one learning seat each: the vector env in the form Gymnasium's wrappers expect.
 
 ``SeatVectorEnv(num_envs, variant, num_players, opponents=["random"], seat=0, seed=s)`` is
-:class:`~midnight_env.gym_env.SingleAgentEnv` batched: ``num_envs`` games on one
-:class:`~midnight_env.vector.VectorEnv`, the learner holding ``seat`` in every game (or
+:class:`~midnight_env.envs.gym_env.SingleAgentEnv` batched: ``num_envs`` games on one
+:class:`~midnight_env.envs.vector.VectorEnv`, the learner holding ``seat`` in every game (or
 ``seat="random"``: a seat drawn from each game's seed) and the opponents (agents by spec or
 instance, one per other seat clockwise from the learner, or one for all) deciding every waiting
 game in one call per agent until each game is back at the learner's decision.
@@ -32,7 +32,7 @@ to each game's first end (their later games are seeded differently), on one batc
 
 Use this one for a learner against fixed opponents with Gymnasium's vector wrappers
 (``RecordEpisodeStatistics``, ``NormalizeReward``, ``DictInfoToList`` ...), which take one reward
-per game. :class:`~midnight_env.vector.VectorEnv` is the multi-seat form, for self-play: whichever
+per game. :class:`~midnight_env.envs.vector.VectorEnv` is the multi-seat form, for self-play: whichever
 seat decides is the agent, rewards are (B, N) for every seat, and its finished games' results
 come as k rows. Seeds as the vector env's: game i of ``seed=s`` is seeded ``s + i``, its k-th
 restart ``s + i + k*num_envs``.
@@ -49,12 +49,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from midnight_env.agent import Decisions, decide
-from midnight_env.config import ConfigError
-from midnight_env.dice import agent_streams
-from midnight_env.gym_env import check_seat, make_opponents
-from midnight_env.observation import observation_layout
-from midnight_env.vector import VectorEnv
+from midnight_env.arena.agent import Decisions, decide
+from midnight_env.core.config import ConfigError
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.observation import observation_layout
+from midnight_env.envs.gym_env import check_seat, make_opponents
+from midnight_env.envs.vector import VectorEnv
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 

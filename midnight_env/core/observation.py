@@ -36,10 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from midnight_env.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
-from midnight_env.dice import NUMBERS
-from midnight_env.state import MOVE, OVER, PLACE, GameState
-from midnight_env.threads import task_size, threaded  # one rule for every kernel
+from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
+from midnight_env.core.dice import NUMBERS
+from midnight_env.core.state import MOVE, OVER, PLACE, GameState
+from midnight_env.infra.threads import task_size, threaded  # one rule for every kernel
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
 ROLL_SLOT = np.zeros(max(NUMBERS) + 1, np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3

@@ -13,7 +13,7 @@ Names come from, in this order (the first one found wins):
 1. :func:`register`, called in this process;
 2. entry points of the group ``midnight_env.agents`` of the installed distributions, this one's
    own built-in agents first (``[project.entry-points."midnight_env.agents"]`` in pyproject.toml).
-   An entry point names an :class:`~midnight_env.agent.Agent` subclass or a factory that returns
+   An entry point names an :class:`~midnight_env.arena.agent.Agent` subclass or a factory that returns
    one (the agent is called like the entry point), or an :class:`AgentInfo` or a list of them
    (a package with many agents: they keep their own names). An entry point is loaded when its
    name is asked for, or when every name is listed.
@@ -34,18 +34,13 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from midnight_env.agent import Agent
+from midnight_env.arena.agent import Agent, AgentError
 
 ENTRY_POINT_GROUP = "midnight_env.agents"
 DISTRIBUTION = "midnight-env"  # this project's own distribution: its agents are listed first
 _MODULE_SPEC = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 _OPTION = re.compile(r"^\s*[A-Za-z_]\w*\s*=")  # `key=value`: continues the spec before it
-
-
-class AgentError(ValueError):
-    """An unknown agent, a bad agent option, a plugin that cannot be loaded, or an agent that
-    failed to act; the message names the agent."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Boards as data: the gallery ring, the rooms with their door squares and kinds, and the stairs.
 
-A board is a JSON file (``midnight_env/boards/<name>.json`` for the shipped ones). It is loaded
+A board is a JSON file (``midnight_env/core/boards/<name>.json`` for the shipped ones). It is loaded
 and validated once; the rules engine only ever sees the arrays of :class:`Board`. Changing a door
 square or a room kind is a data change, never a code change (RULES.md section 1).
 """
@@ -53,6 +53,12 @@ class Board:
     def hugo_track_stairs(self) -> int:
         """Positions of Hugo's track before gallery square ``arrow_square`` (T in the engine)."""
         return self.num_stair_places + (1 if self.hugo_start == "cellar_door" else 0)
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the board's action space: S placements, (S+R+1) origins x (walk, R rooms), pass
+        (laid out in ``actions.py``; here because the rules need the size and sit below the layout)."""
+        return self.num_squares + (self.num_squares + self.num_rooms + 1) * (1 + self.num_rooms) + 1
 
     def place_values(self) -> np.ndarray:
         """(L+1,) points per guest of each stair place, then the overflow place (wine cellar)."""
@@ -142,7 +148,7 @@ def load_board(name_or_path: str | Path) -> Board:
     text_name = str(name_or_path)
     if text_name in SHIPPED_BOARDS:
         source = f"boards/{text_name}.json"
-        text = resources.files("midnight_env").joinpath("boards", f"{text_name}.json").read_text("utf-8")
+        text = resources.files("midnight_env.core").joinpath("boards", f"{text_name}.json").read_text("utf-8")
     else:
         path = Path(name_or_path)
         if not path.is_file():

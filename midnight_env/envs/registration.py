@@ -1,8 +1,8 @@
 """The package's Gymnasium ids, one per variant.
 
 ==================================  =========================================================
-``gymnasium.make(id, **options)``   :class:`midnight_env.gym_env.SingleAgentEnv` of the variant
-``gymnasium.make_vec(id, num_envs,  :class:`midnight_env.vector.VectorEnv` of the variant
+``gymnasium.make(id, **options)``   :class:`midnight_env.envs.gym_env.SingleAgentEnv` of the variant
+``gymnasium.make_vec(id, num_envs,  :class:`midnight_env.envs.vector.VectorEnv` of the variant
 **options)``                        (``vector_entry_point``; ``vectorization_mode="sync"`` or
                                     ``"async"`` gives Gymnasium's own wrapper of single envs)
 ==================================  =========================================================
@@ -12,17 +12,17 @@ Ids: ``midnight_env/MidnightParty-v0`` (``midnight_party``), ``midnight_env/Hidd
 ``reward``, rule options such as ``max_turns`` ...), passed through as they are; the variant is the
 id's, so ``variant=`` is refused. No ``max_episode_steps``: a game ends by its rules, and the
 ``max_turns`` rule option truncates it (``truncated=True``), as Gymnasium expects of a time limit.
-The ``v0`` is the envs' version (``midnight_env.aec.ENV_VERSION``, ``vector.VECTOR_ENV_VERSION``).
+The ``v0`` is the envs' version (``midnight_env.envs.aec.ENV_VERSION``, ``vector.VECTOR_ENV_VERSION``).
 
 Gymnasium 1.x loads no plugins from package entry points (0.x's ``gymnasium.envs`` group is gone),
 so the ids exist once this module is imported, which happens when
 
 - ``midnight_env`` is imported after ``gymnasium`` (``import gymnasium, midnight_env``): the engine
   itself never imports gymnasium, so it registers only where gymnasium is already loaded;
-- any env module is imported (``midnight_env.gym_env``, ``vector``, ``aec``, ``sb3_vec``: they
+- any env module is imported (``midnight_env.envs.gym_env``, ``vector``, ``aec``, ``sb3_vec``: they
   import gymnasium anyway);
 - Gymnasium imports it for an id with a module prefix, whatever was imported before:
-  ``gymnasium.make("midnight_env.registration:midnight_env/MidnightParty-v0")``.
+  ``gymnasium.make("midnight_env.envs.registration:midnight_env/MidnightParty-v0")``.
 
 The entry points below build the env only when made, so registering imports no env module.
 """
@@ -33,7 +33,7 @@ from typing import Any
 
 import gymnasium
 
-from midnight_env.config import ConfigError
+from midnight_env.core.config import ConfigError
 
 NAMESPACE = "midnight_env"
 VERSION = 0
@@ -58,13 +58,13 @@ def _options(variant: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _single_agent_env(variant: str, options: dict[str, Any]):
-    from midnight_env.gym_env import SingleAgentEnv
+    from midnight_env.envs.gym_env import SingleAgentEnv
 
     return SingleAgentEnv(variant, **_options(variant, options))
 
 
 def _vector_env(variant: str, num_envs: int, options: dict[str, Any]):
-    from midnight_env.vector import VectorEnv
+    from midnight_env.envs.vector import VectorEnv
 
     return VectorEnv(num_envs, variant, **_options(variant, options))
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from midnight_env.board import Board
-from midnight_env.rules import walk_target
+from midnight_env.core.board import Board
+from midnight_env.core.rules import walk_target
 
 _MOVE = re.compile(r"^(g\d+|r\d+|cellar)>(g\d+|r\d+)$")
 
@@ -55,7 +55,7 @@ class ActionLayout:
 
     @property
     def num_actions(self) -> int:
-        return self.num_squares + self.num_origins * (1 + self.num_rooms) + 1
+        return self.board.num_actions
 
     # -- building indices -------------------------------------------------------------------
     def place(self, square: int) -> int:

@@ -30,7 +30,7 @@ from typing import Any
 from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from midnight_env.aec import MidnightEnv, env
+from midnight_env.envs.aec import MidnightEnv, env
 
 
 class RLlibObservations(BaseWrapper):

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from midnight_env.agent import Agent, Decisions, decide
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.records import Recorder
-from midnight_env.state import MOVE, PLACE, ROLL, GameState
+from midnight_env.arena.agent import Agent, Decisions, decide
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.records import Recorder
+from midnight_env.core.state import MOVE, PLACE, ROLL, GameState
 
 
 @dataclass

@@ -26,7 +26,7 @@ seeds                    game i of ``VectorEnv(seed=s)`` is seeded ``s + i`` at 
 This is the multi-seat form, for self-play: whichever seat decides is the agent, and rewards come
 for every seat. Gymnasium's vector wrappers (``RecordEpisodeStatistics``, ``NormalizeReward``,
 ``DictInfoToList``) take one reward per game and per-game infos with ``_key`` masks: for a learner
-in one seat against fixed opponents use :class:`~midnight_env.seat_vector.SeatVectorEnv`.
+in one seat against fixed opponents use :class:`~midnight_env.envs.seat_vector.SeatVectorEnv`.
 
 Observation and action layout are those of the PettingZoo env (``midnight_env.env``); rewards:
 ``reward="points"`` minus the change of each seat's spooky points, ``reward="rank"`` the rank
@@ -37,14 +37,14 @@ one legal choice automatically (``info["forced"]`` counts them per game).
 rewards, flags and the arrays of ``info``): faster, but they change on the next step.
 ``advance(actions)`` is ``step`` without building observations and ``observations()`` builds
 them, for drivers that let other policies move some seats in between (the SB3 adapter,
-``midnight_env.sb3_vec``); ``state`` is the engine's batch (read it, never write it). A game
+``midnight_env.envs.sb3_vec``); ``state`` is the engine's batch (read it, never write it). A game
 depends only on its seed and its actions, never on the batch it runs in.
 
 A step is one compiled call (checks, rules, rewards and observations in a pass over the batch, then
-the finished games' results, final observations and restarts: ``midnight_env.vector_kernels``);
-batches of ``midnight_env.threads.PARALLEL_FROM`` games or more (1,024 unless the environment
+the finished games' results, final observations and restarts: ``midnight_env.core.vector_kernels``);
+batches of ``midnight_env.infra.threads.PARALLEL_FROM`` games or more (1,024 unless the environment
 variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores, compiled for the env's
-rule set with its numbers as constants (``midnight_env.specialize``: compiled the first time a
+rule set with its numbers as constants (``midnight_env.core.specialize``: compiled the first time a
 rule set is used on a machine, then cached). Speeds and compile times: BENCHMARKS.md.
 """
 
@@ -59,16 +59,16 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from midnight_env import specialize, vector_kernels
-from midnight_env.actions import ActionError
-from midnight_env.config import CASTLE_START_POINTS, ConfigError
-from midnight_env.engine import Engine
-from midnight_env.env_common import EnvOptions, machine_code, observation_space, play_forced
-from midnight_env.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
-from midnight_env.scoring import rank_rewards
-from midnight_env.seeds import check_seed, fresh_seed
-from midnight_env.state import GameState
-from midnight_env.threads import task_size, threaded
+from midnight_env.core import specialize, vector_kernels
+from midnight_env.core.actions import ActionError
+from midnight_env.core.config import CASTLE_START_POINTS, ConfigError
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
+from midnight_env.core.scoring import rank_rewards
+from midnight_env.core.state import GameState
+from midnight_env.envs.env_common import EnvOptions, machine_code, observation_space, play_forced
+from midnight_env.infra.seeds import check_seed, fresh_seed
+from midnight_env.infra.threads import task_size, threaded
 
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from midnight_env.board import Board, load_board
+from midnight_env.core.board import Board, load_board
 
 VARIANTS = ("midnight_party", "hidden_castle")
 MIN_PLAYERS, MAX_PLAYERS = 1, 8
@@ -108,8 +108,6 @@ class GameConfig:
         return 2 if self.num_players >= slow else 3
 
     def rules(self) -> Rules:
-        from midnight_env.actions import ActionLayout
-
         b = self.board
         num_places = b.num_stair_places
         room_at = np.full(b.num_squares, -1, np.int64)
@@ -132,7 +130,7 @@ class GameConfig:
             rounds=self.rounds,
             pass_always=(not self.castle) and self.options["pass_rule"] == "always",
             max_turns=self.options["max_turns"],
-            num_actions=ActionLayout(b).num_actions,
+            num_actions=b.num_actions,
             room_at=room_at,
         )
 

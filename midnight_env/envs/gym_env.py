@@ -4,7 +4,7 @@
 
 =====================  ==========================================================================
 Action space           ``Discrete(A)``, the layout of the PettingZoo env (``midnight_env.env``)
-Observation space      ``Box(D,) float32``: the learner's view (layout: ``midnight_env.observation``)
+Observation space      ``Box(D,) float32``: the learner's view (layout: ``midnight_env.core.observation``)
 Legal actions          ``action_masks()`` (bool, as sb3-contrib's MaskablePPO expects) and
                        ``info["action_mask"]`` (int8)
 Reward                 the learner's own: ``reward="points"`` minus the change of its spooky points
@@ -13,7 +13,7 @@ Reward                 the learner's own: ``reward="points"`` minus the change o
 Episode end            terminated at the game's end, truncated after ``max_turns`` rolls
 =====================  ==========================================================================
 
-Opponents are agents (``midnight_env.registry``), given as specs (``"random"``,
+Opponents are agents (``midnight_env.arena.registry``), given as specs (``"random"``,
 ``"search:budget=200"``) or instances: one for every other seat, listed clockwise from the learner
 (the next seat to roll first), or a single one that takes every other seat. ``seat`` is the
 learner's seat, or ``"random"`` for a seat drawn at every reset from the env's seeded generator.
@@ -36,17 +36,17 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from midnight_env.actions import ActionError
-from midnight_env.agent import Agent, Decisions, decide
-from midnight_env.config import ConfigError
-from midnight_env.dice import agent_streams
-from midnight_env.engine import Engine
-from midnight_env.env_common import EnvOptions, check_render_mode, play_forced
-from midnight_env.observation import encode_observations, observation_layout
-from midnight_env.registry import make_agent
-from midnight_env.scoring import rank_rewards, ranks
-from midnight_env.seeds import SEED_LIMIT, check_seed
-from midnight_env.state import OVER
+from midnight_env.arena.agent import Agent, Decisions, decide
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.actions import ActionError
+from midnight_env.core.config import ConfigError
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_observations, observation_layout
+from midnight_env.core.scoring import rank_rewards, ranks
+from midnight_env.core.state import OVER
+from midnight_env.envs.env_common import EnvOptions, check_render_mode, play_forced
+from midnight_env.infra.seeds import SEED_LIMIT, check_seed
 
 
 def make_opponents(opponents: Any, num_players: int) -> list:
@@ -73,7 +73,7 @@ def make_opponents(opponents: Any, num_players: int) -> list:
             result.append(built[spec])
         else:
             raise ConfigError(f"opponent {spec!r} is neither an agent spec (str) nor an Agent "
-                              "(midnight_env.agent.Agent)")
+                              "(midnight_env.arena.agent.Agent)")
     return result
 
 

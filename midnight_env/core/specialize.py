@@ -60,11 +60,11 @@ from types import ModuleType
 
 import numpy as np
 
-from midnight_env.config import Rules
+from midnight_env.core.config import Rules
 
 PACKAGE = "midnight_env"
-PACKAGE_DIR = Path(__file__).resolve().parent
-COPIED = ("rules", "vector_kernels")  # the modules copied, in import order
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # midnight_env/
+COPIED = ("core.rules", "core.vector_kernels")  # the modules copied, in import order (dotted, below the package)
 RULES_NAME = "R"  # the parameter through which every function of the copied modules gets the rules
 PREFIX = "midnight_kernels"
 SUPERSEDED_AFTER = 3600.0  # s unused after which a copy of the same rules from other code is pruned
@@ -116,6 +116,16 @@ def rule_constants(rules: Rules) -> dict[str, int | bool]:
 
 # ---------------------------------------------------------------------------------------------
 # the code a copy is made of
+
+
+def _short(module: str) -> str:
+    """``core.rules`` -> ``rules``: how a copy and the ``module`` of :func:`specialized` name it."""
+    return module.rpartition(".")[2]
+
+
+def _path(module: str) -> str:
+    """``core.rules`` -> ``midnight_env/core/rules.py`` (messages, the copy's first line)."""
+    return f"{PACKAGE}/{module.replace('.', '/')}.py"
 
 
 def _module_path(module: str, package_dir: Path) -> Path | None:
@@ -235,7 +245,7 @@ class _Specializer(ast.NodeTransformer):
         return self.visit(tree)
 
     def fail(self, node: ast.AST, what: str) -> None:
-        raise SpecializeError(f"{PACKAGE}/{self.module}.py line {getattr(node, 'lineno', '?')}: {what} "
+        raise SpecializeError(f"{_path(self.module)} line {getattr(node, 'lineno', '?')}: {what} "
                               f"(`{ast.unparse(node)}`). The kernels compiled per rule set "
                               f"({PACKAGE}.specialize) can only read the rules as {RULES_NAME}.<field> of a "
                               f"parameter named {RULES_NAME} or hand {RULES_NAME} on to a {PACKAGE} function")
@@ -244,15 +254,15 @@ class _Specializer(ast.NodeTransformer):
 
     def _copied(self, node: ast.ImportFrom) -> str | None:
         """The copied module that ``node`` imports from, if any."""
-        target = f"{PACKAGE}.{node.module}" if node.level == 1 and node.module else node.module
+        target = node.module
         return next((m for m in self.copies if target == f"{PACKAGE}.{m}"), None)
 
     def visit_ImportFrom(self, node: ast.ImportFrom):
         source = self._copied(node)
         if source:
             return ast.copy_location(ast.ImportFrom(self.copies[source], node.names, 0), node)
-        base = PACKAGE if node.level == 1 and node.module is None else node.module
-        if base == PACKAGE and any(alias.name in self.copies for alias in node.names):
+        copied = {f"{PACKAGE}.{m}" for m in self.copies}
+        if any(f"{node.module}.{alias.name}" in copied for alias in node.names):
             self.fail(node, "a copied module is imported as a module, so its copy would not be called")
         return node
 
@@ -352,10 +362,10 @@ def specialize_module(text: str, module: str, constants: dict[str, int | bool], 
     parameters}}``, by default ``module``'s own) are the copied modules' functions: a call that hands
     them the rules must do so at a parameter named ``R``. Raises SpecializeError where ``module``
     reaches the rules another way."""
-    tree = ast.parse(text, f"{PACKAGE}/{module}.py")
+    tree = ast.parse(text, _path(module))
     functions = {module: _functions(tree)} if functions is None else functions
     tree = _Specializer(module, constants, copies, functions).run(tree)
-    return (f"# {PACKAGE}/{module}.py with the rule numbers as constants, written by {PACKAGE}.specialize\n"
+    return (f"# {_path(module)} with the rule numbers as constants, written by {PACKAGE}.specialize\n"
             + ast.unparse(ast.fix_missing_locations(tree)) + "\n")
 
 
@@ -363,8 +373,8 @@ def specialized_sources(rules: Rules) -> dict[str, str]:
     """``{module name: source}`` of the copies for ``rules``, in import order; their names start
     with ``midnight_kernels_<hash of the rules>_<hash of the code>_``."""
     prefix = f"{PREFIX}_{rules_hash(rules)}_{code_hash(PACKAGE_DIR)}"
-    copies = {m: f"{prefix}_{m}" for m in COPIED}
-    texts = {m: (PACKAGE_DIR / f"{m}.py").read_text() for m in COPIED}
+    copies = {m: f"{prefix}_{_short(m)}" for m in COPIED}
+    texts = {m: _module_path(m, PACKAGE_DIR).read_text() for m in COPIED}
     functions = {m: _functions(ast.parse(texts[m])) for m in COPIED}
     constants = rule_constants(rules)
     return {copies[m]: specialize_module(texts[m], m, constants, copies, functions) for m in COPIED}
@@ -433,8 +443,8 @@ def specialized(rules: Rules, module: str = "vector_kernels") -> ModuleType | No
     directory cannot be written (with a warning, once per process). Raises SpecializeError when a
     copied module reaches the rules other than as ``R.<field>``."""
     global _warned
-    if module not in COPIED:
-        raise ValueError(f"module {module!r} is not allowed: allowed are {', '.join(COPIED)}")
+    if module not in {_short(m) for m in COPIED}:
+        raise ValueError(f"module {module!r} is not allowed: allowed are {', '.join(_short(m) for m in COPIED)}")
     sources = specialized_sources(rules)
     wanted = next(name for name in sources if name.endswith(f"_{module}"))
     prefix = wanted[:-len(module) - 1]
