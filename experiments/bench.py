@@ -1,4 +1,4 @@
-"""Engine throughput benchmark (the same as `midnight bench`): decisions/s with random legal play.
+"""BENCHMARKS.md, "Engine": decisions/s of random legal play (the same as `midnight bench`).
 
     python experiments/bench.py [--batches 1,256,4096] [--repeats 5]
 

@@ -1,4 +1,6 @@
-"""Interleaved A/B measurement of VectorEnv throughput: two settings of the environment, alternated.
+"""BENCHMARKS.md, "VectorEnv against the batch size" (kernels per rule set): A/B of two env settings.
+
+Interleaved A/B measurement of VectorEnv throughput: two settings of the environment, alternated.
 
     python experiments/bench_ab.py --a MIDNIGHT_SPECIALIZE=0 --b MIDNIGHT_SPECIALIZE=1
     python experiments/bench_ab.py --a MIDNIGHT_SPECIALIZE=0,NUMBA_NUM_THREADS=1 \

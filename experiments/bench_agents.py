@@ -1,4 +1,4 @@
-"""Decisions per second of each agent at the tournament's batch size (256 games).
+"""BENCHMARKS.md, "The value agents' cost per decision": each agent's decisions/s at batch 256.
 
 Each agent holds one seat of 256 games (seat-rotated, so every seat equally often) against the
 expert in the other seats, as in a tournament batch; only its own ``act`` calls are timed (wall

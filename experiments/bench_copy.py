@@ -1,4 +1,6 @@
-"""What ``VectorEnv(copy=True)`` costs a training loop whose policy touches memory.
+"""BENCHMARKS.md, "VectorEnv `copy=True` against `copy=False` ...": decisions/s of both, a policy touching memory.
+
+What ``VectorEnv(copy=True)`` costs a training loop whose policy touches memory.
 
     python experiments/bench_copy.py                # 4096 games, policies touching 0 and 8 MB a step
     python experiments/bench_copy.py --quick        # smoke test

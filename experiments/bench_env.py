@@ -1,4 +1,6 @@
-"""Environment throughput: the PettingZoo env and VectorEnv, random legal play, observations built.
+"""BENCHMARKS.md, "Environments": PettingZoo `env()` and VectorEnv steps/s, the plot docs/bench_vector.png.
+
+Environment throughput: the PettingZoo env and VectorEnv, random legal play, observations built.
 
     PYTHONPATH=. python experiments/bench_env.py                 # full run (about 5 minutes)
     PYTHONPATH=. python experiments/bench_env.py --quick         # smoke test (seconds)

@@ -1,4 +1,6 @@
-"""Ray: tournaments local vs Ray, the cost of a chunk, RLlib's env steps/s beside the native trainer's,
+"""BENCHMARKS.md, "Ray": tournaments on Ray, a chunk's cost, RLlib's env steps/s, the rollout on Ray actors.
+
+Ray: tournaments local vs Ray, the cost of a chunk, RLlib's env steps/s beside the native trainer's,
 and the native trainer's rollout on Ray actors.
 
     python experiments/bench_ray.py                 # every part (about 15 minutes on 2 loaded cores)

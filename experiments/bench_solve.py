@@ -1,4 +1,4 @@
-"""The exact solver's speed and memory: states per second and bytes per state, by set-up.
+"""BENCHMARKS.md, "Exact solver": the solver's states per second and bytes per state, by set-up.
 
     python experiments/bench_solve.py                          # the solo ladder and the two-player set-ups
     python experiments/bench_solve.py --set-ups solo-mp-r1-g1,solo-mp-r1-g2

@@ -1,4 +1,6 @@
-"""Can the value network hold optimal play at all? Fit it to the solver's exact values and look.
+"""docs/RESEARCH.md, "Afterstate values on the same set-ups": the value network fitted to exact values.
+
+Can the value network hold optimal play at all? Fit it to the solver's exact values and look.
 
 A diagnostic for the solo regret of the afterstate networks (docs/RESEARCH.md, "Afterstate values
 on the same set-ups"): it takes every afterstate of a solved solo set-up (a position right after a

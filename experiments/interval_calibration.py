@@ -1,4 +1,6 @@
-"""Do a tournament's points intervals say how far its means move from one run to the next?
+"""BENCHMARKS.md, "Tournament intervals": observed over predicted variance of the agents' means.
+
+Do a tournament's points intervals say how far its means move from one run to the next?
 
 Splits one long tournament of a database into ``--replicates`` consecutive tournaments of whole
 schedule cycles (each agent set dealt equally often in each, as in a tournament of that size), and

@@ -1,4 +1,6 @@
-"""What optimal hiding looks like: placement pictures and decision tables from exact solutions.
+"""docs/RESEARCH.md, "What optimal hiding looks like": its tables, docs/placement_*.png, optimal_decisions.png.
+
+What optimal hiding looks like: placement pictures and decision tables from exact solutions.
 
     python experiments/optimal_hiding.py                 # every set-up below, figures into docs/
     python experiments/optimal_hiding.py --quick         # smoke test: one guest, figures into a temp folder

@@ -1,4 +1,6 @@
-"""Learning curves of training runs against the strong field: mean points vs env steps and CPU-minutes.
+"""BENCHMARKS_TRAIN.md, "Afterstate value networks ...: learning curves": docs/value_learning_curves.png.
+
+Learning curves of training runs against the strong field: mean points vs env steps and CPU-minutes.
 
 Reads each run folder's metrics.csv (``eval/points``, ``eval/points_ci``, ``eval/points/<agent>``,
 ``charts/cpu_minutes``, as ``midnight train --algo value`` logs them) and draws one row per run:

@@ -1,4 +1,6 @@
-"""Native batched PPO, cleanrl style: every ``Args`` field of :mod:`midnight_env.training.native` as a flag.
+"""Trains agents/models/ppo-<variant>-4p (BENCHMARKS_TRAIN.md, "Today's results"; "Native batched PPO").
+
+Native batched PPO, cleanrl style: every ``Args`` field of :mod:`midnight_env.training.native` as a flag.
 
     python experiments/ppo_native.py --total-timesteps 2000000
     python experiments/ppo_native.py --config configs/native-midnight_party-4p.yaml

@@ -1,4 +1,6 @@
-"""How much better than a reference agent is a candidate, in a given field? Duplicate games, paired.
+"""BENCHMARKS.md, "Search strength against its budget"; LEADERBOARD.md, "`search` against its budget, every set-up".
+
+How much better than a reference agent is a candidate, in a given field? Duplicate games, paired.
 
 For every deal (one game seed) and every seat r, the candidate plays seat r against the field in
 the other seats, and so does the reference agent: the same dice (the engine's die faces depend on

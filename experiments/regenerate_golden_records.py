@@ -1,4 +1,4 @@
-"""Regenerate the golden records under tests/golden/ after an intended rule change.
+"""Writes tests/golden/*.jsonl, the games tests/test_golden.py replays, after an intended rule change.
 
     python experiments/regenerate_golden_records.py
 

@@ -1,4 +1,6 @@
-"""How far is every agent from optimal play? Regret on the set-ups ``midnight solve`` solves exactly.
+"""docs/RESEARCH.md, "Regret against the optimum" (and its figures); LEADERBOARD.md, "Regret on the solved set-ups".
+
+How far is every agent from optimal play? Regret on the set-ups ``midnight solve`` solves exactly.
 
 For each set-up the script solves it (``midnight_env.solve``), then for each agent at seat 0
 computes its expected final result exactly on the solved state graph

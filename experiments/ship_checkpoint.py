@@ -1,4 +1,6 @@
-"""Ship a value-training checkpoint of a run stopped by hand as a model of agents/models/.
+"""Writes agents/models/value-<variant>-4p and -6p, runs stopped by hand (BENCHMARKS_TRAIN.md, "Today's results").
+
+Ship a value-training checkpoint of a run stopped by hand as a model of agents/models/.
 
 The shipped model says that the run was stopped there and how to reproduce it (below). Checkpoints
 of the current trainer carry their training so far (command, settings, seed, env steps, CPU time,

@@ -1,4 +1,6 @@
-"""Ship value networks trained as separate runs as one ensemble model of agents/models/.
+"""Writes agents/models/value-hidden_castle-4p (BENCHMARKS_TRAIN.md, "An ensemble for `value-hidden_castle-4p`").
+
+Ship value networks trained as separate runs as one ensemble model of agents/models/.
 
 ``midnight train --algo value --config CONFIG`` with ``members`` in CONFIG trains every member and
 saves the ensemble itself. Where the members were trained before, one run each, this script joins

@@ -1,4 +1,4 @@
-"""Published leaderboard: both variants at 2, 3, 4 and 6 players, each in two 1,000-game tournaments.
+"""Writes LEADERBOARD.md: both variants at 2, 3, 4 and 6 players, each in two 1,000-game tournaments.
 
 For every set-up, the **full field** (every agent of ``midnight agents`` that can play it without
 options: the default tournament's agents plus the trained ones; not ``openspiel_mcts``, too slow,

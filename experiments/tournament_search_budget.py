@@ -1,4 +1,6 @@
-"""Does search beat the expert given enough budget? Tournaments of the expert against the search at
+"""LEADERBOARD.md, "Earlier notes (2026-11-29, ...)": search minus expert at budgets 300, 1,000, 4,000.
+
+Does search beat the expert given enough budget? Tournaments of the expert against the search at
 several budgets (plus the coward to fill four seats), both variants, 2 and 4 players.
 
 Every game holds all the agents of its configuration (seat-rotated copies with identical dice),

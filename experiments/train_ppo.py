@@ -1,4 +1,6 @@
-"""MaskablePPO (sb3-contrib) against an opponent pool with self-play: ``midnight train --algo maskable_ppo``.
+"""BENCHMARKS_TRAIN.md, "MaskablePPO, sb3-contrib": trains runs/<exp_name>-s<seed>/ (no model shipped from it).
+
+MaskablePPO (sb3-contrib) against an opponent pool with self-play: ``midnight train --algo maskable_ppo``.
 
     python experiments/train_ppo.py --config configs/sb3-midnight_party-4p.yaml
     python experiments/train_ppo.py --config configs/sb3-hidden_castle-4p.yaml --override total_timesteps=200000

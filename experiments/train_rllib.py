@@ -1,4 +1,6 @@
-"""RLlib's PPO in self-play, cleanrl style: every ``TrainConfig`` field of :mod:`midnight_env.training.rllib_ppo`
+"""docs/RAY.md, "Training on RLlib": trains runs/<exp_name>-s<seed>/model.npz (no model shipped from it).
+
+RLlib's PPO in self-play, cleanrl style: every ``TrainConfig`` field of :mod:`midnight_env.training.rllib_ppo`
 as a flag.
 
     python experiments/train_rllib.py --config configs/rllib-midnight_party-4p.yaml
