@@ -232,6 +232,8 @@ def test_the_env_names_calls_out_of_order():
 # a damaged kernel cache
 
 
+# slow: compiles a kernel afresh in a new process (5 s)
+@pytest.mark.slow
 def test_a_damaged_kernel_cache_file_is_compiled_again(tmp_path):
     (tmp_path / "kernel_mod.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef plus_one(x):\n"
                                             "    return x + 1\n")

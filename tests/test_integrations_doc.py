@@ -14,7 +14,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "INTEGRATIONS.md"
 SNIPPET = re.compile(r"<!-- snippet: (?P<name>\w+) \| needs: (?P<needs>[\w. ]+?)(?: \| extra: (?P<extra>\w+))? -->\n"
                      r"```python\n(?P<code>.*?)```", re.S)
 LIBRARIES = ("gymnasium", "pettingzoo", "sb3", "tianshou", "torchrl", "rllib", "openspiel", "supersuit")
-SLOW = {"rllib", "tianshou", "sb3"}  # seconds of imports (torch) and set-up each
+SLOW = {"rllib", "tianshou", "sb3", "torchrl"}  # seconds of imports (torch) and set-up each
 
 
 def snippets() -> list:

@@ -61,6 +61,8 @@ def test_bad_arguments_are_one_line_errors(monkeypatch, capsys, args, message):
     assert code == 2 and message in err and "Traceback" not in err
 
 
+# slow: a whole game through a pseudo-terminal, the command started afresh (5-12 s)
+@pytest.mark.slow
 def test_piped_through_a_real_terminal_process():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     run = subprocess.run([sys.executable, "-m", "midnight_env.cli", "play", "--players", "2", "--seed", "5",

@@ -156,6 +156,8 @@ def test_placement_picture(solo, tmp_path):
         draw_square_values(fig.axes[0], solo.engine.board, first[:5])
 
 
+# slow: solves three set-ups and draws their figures (10-20 s)
+@pytest.mark.slow
 def test_the_experiment_script_runs(tmp_path, capsys):
     """Smoke test of experiments/optimal_hiding.py on its quick set-ups (one guest, both variants)."""
     import importlib.util

@@ -101,6 +101,8 @@ def test_spaces_dtypes_and_autoreset_mode():
                 assert venv.single_observation_space["observation"].contains(row)
 
 
+# slow: batches past PARALLEL_FROM run the threaded kernels: seconds on idle cores, a minute on busy ones
+@pytest.mark.slow
 def test_game_does_not_depend_on_the_batch():
     """1100 games run the threaded kernels; their first three equal a batch of three (until one
     ends: restart seeds are ``seed + i + k*B``, which differ between the batch sizes)."""
@@ -126,6 +128,8 @@ def test_game_does_not_depend_on_the_batch():
     ("midnight_party", 3, dict(guests_per_player=3, auto_forced=True)),
     ("hidden_castle", 4, {}),
 ])
+# slow: batches past PARALLEL_FROM run the threaded kernels: seconds on idle cores, a minute on busy ones
+@pytest.mark.slow
 def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant, players, options):
     """The threaded step kernel (batches >= PARALLEL_FROM), compiled for the env's rules with
     their numbers as constants (``midnight_env.core.specialize``), returns what the generic serial one
@@ -145,6 +149,8 @@ def test_threaded_step_equals_the_serial_one_with_restarts(monkeypatch, variant,
     assert threaded._step_module.__name__.startswith("midnight_kernels_"), "the specialized copy ran"
 
 
+# slow: batches past PARALLEL_FROM run the threaded kernels: seconds on idle cores, a minute on busy ones
+@pytest.mark.slow
 def test_a_bad_action_in_a_threaded_batch_is_named_and_changes_nothing():
     import midnight_env.infra.threads as threads
 
