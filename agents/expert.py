@@ -33,6 +33,7 @@ class ExpertAgent(Agent):
                    "with the fewest expected spooky points relative to the others; capture risk from the "
                    "die's real odds (Hugo 1 in 3 per roll, his speed and the castle clock, the rolls until "
                    "the owner's next turn by seat), next-roll room chances, green/red/expelling, wine cellar")
+    plays = "every set-up"
 
     def __init__(self, **weights):
         self.weights = weights_from(weights)

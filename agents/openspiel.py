@@ -19,6 +19,7 @@ sits out the default tournament.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,14 @@ class OpenSpielAgent(Agent):
 
     name = "openspiel"
     description = "plays with an OpenSpiel bot (a factory make_bot(game, player, random_state))"
+
+    @classmethod
+    def plays(cls) -> str:
+        """Every set-up OpenSpiel loads (the variants' own boards), where the package is installed."""
+        if importlib.util.find_spec("pyspiel") is None:
+            return ("no set-up here: it needs the open_spiel package (pip install 'midnight-env[openspiel]'), then "
+                    "every set-up on the variants' own boards")
+        return "every set-up on the variants' own boards"
 
     def __init__(self, make_bot: Callable[[Any, int, np.random.RandomState], Any]):
         self._bridge = _openspiel()

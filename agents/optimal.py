@@ -16,8 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.config import setup_words
 from midnight_env.core.engine import Engine
-from midnight_env.solve.solution import OBJECTIVES, Solution, find_solution, load_solution
+from midnight_env.solve.solution import (
+    OBJECTIVES,
+    Solution,
+    find_solution,
+    load_solution,
+    saved_solutions,
+    solution_folder,
+)
 
 
 class OptimalAgent(Agent):
@@ -25,6 +33,17 @@ class OptimalAgent(Agent):
     description = ("exact optimal play from a saved solution (midnight solve --out DIR): optimal:path=DIR, or "
                    "the game's own solution from the solution folder (midnight solve --save); solo games and "
                    "two players with few guests (objective=points|win chooses which optimum)")
+
+    @classmethod
+    def plays(cls) -> str:
+        """The set-ups of the solutions in the solution folder (what it plays without a path)."""
+        folder = solution_folder()
+        found = [f"{setup_words(m['variant'], m['players'], m.get('options'), (m.get('board') or {}).get('name'))}"
+                 f" ({m['objective']})" for m in saved_solutions(folder)]
+        if not found:
+            return (f"the saved solutions: none yet in {folder} (midnight solve ... --save); "
+                    "optimal:path=DIR plays the one in DIR")
+        return f"the saved solutions in {folder}: " + "; ".join(found)
 
     def __init__(self, path: str | Path | None = None, objective: str | None = None):
         if objective is not None and objective not in OBJECTIVES:

@@ -27,6 +27,7 @@ from midnight_agents.model import (
 )
 from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.arena.registry import AgentInfo
+from midnight_env.core.config import setup_words
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # models shipped with the package
 
@@ -50,6 +51,7 @@ class PPOAgent(Agent):
     name = "ppo"
     description = ("a trained policy network loaded from a model file: ppo:path=FILE.npz "
                    "(sample=true draws from its masked softmax instead of playing its best choice)")
+    plays = "the set-up of its model file (ppo:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, sample: bool = False, model: PolicyModel | None = None):
         if isinstance(sample, str) or not isinstance(sample, (bool, np.bool_)):
@@ -92,6 +94,11 @@ def shipped_description(meta: dict) -> str:
             + (f" ({', '.join(extra)} of training)" if extra else "") + "; best legal choice of its network")
 
 
+def model_setup(meta: dict) -> str:
+    """The set-up a model was trained for, in words (``hidden_castle 4 players``): the one it plays."""
+    return setup_words(meta["variant"], meta["num_players"], meta.get("options"))
+
+
 def shipped_factory(stem: Path):
     def factory(sample: bool = False) -> PPOAgent:
         return PPOAgent(stem, sample=sample)
@@ -100,10 +107,10 @@ def shipped_factory(stem: Path):
 
 
 # the shipped models as agents, named like their files (an entry point in pyproject.toml)
-SHIPPED_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta))
+SHIPPED_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta), plays=model_setup(meta))
                   for name, stem, meta in shipped_models()]
 
 
 __all__ = ["PPOAgent", "PolicyModel", "ModelError", "save_model", "model_meta", "model_paths", "masked_choice",
-           "engine_description", "observation_fingerprint", "shipped_models", "SHIPPED_AGENTS", "MODEL_FORMAT",
-           "MODELS_DIR"]
+           "engine_description", "observation_fingerprint", "shipped_models", "model_setup", "SHIPPED_AGENTS",
+           "MODEL_FORMAT", "MODELS_DIR"]

@@ -83,6 +83,7 @@ class SearchAgent(Agent):
                    "expert, leaves valued by the expert's evaluation; the budget buys depth first "
                    "(search:budget=N positions per decision,turns=T at most: by default 2, in hidden_castle "
                    "the second only where the others' rolls branch on Hugo and a number)")
+    plays = "every set-up"
 
     def __init__(self, budget: int = 1500, turns: int | None = None, leaf: str = "move", **weights):
         if budget < 1 or (turns is not None and turns < 1):

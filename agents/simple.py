@@ -122,6 +122,7 @@ def score_choices(s, R, games, actions, rule, out):
 class RandomAgent(Agent):
     name = "random"
     description = "uniform over the legal choices (placements and moves alike); the floor every agent must beat"
+    plays = "every set-up"
 
     def act(self, decisions: Decisions) -> np.ndarray:
         return decisions.random_choice()
@@ -129,6 +130,7 @@ class RandomAgent(Agent):
 
 class RuleAgent(Agent):
     rule = RUNNER
+    plays = "every set-up"
 
     def act(self, decisions: Decisions) -> np.ndarray:
         legal = decisions.legal

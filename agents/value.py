@@ -23,7 +23,7 @@ import numpy as np
 
 from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model
-from midnight_agents.ppo import shipped_models
+from midnight_agents.ppo import model_setup, shipped_models
 from midnight_agents.search import SearchAgent
 from midnight_env.arena.agent import Decisions
 from midnight_env.arena.registry import AgentInfo
@@ -85,6 +85,7 @@ class ValueAgent(SearchAgent):
                    "plays the legal choice whose afterstate it values most (budget=0) or searches like `search` "
                    "with the network judging the leaves and playing the others (budget=N positions, turns=T as "
                    "`search`'s; others=W weighs the others' points, by default as the model file says, else 1)")
+    plays = "the set-up of its model file (value:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None,
                  others: float | None = None, model: ValueModel | None = None):
@@ -131,7 +132,7 @@ def shipped_description(meta: dict) -> str:
     networks = len(meta.get("members", [])) or 1
     what = "afterstate value network" if networks == 1 else f"ensemble of {networks} afterstate value networks"
     return (f"shipped {what} for {meta['variant']} with {meta['num_players']} players{cost}; "
-            "plays its best afterstate, or searches with budget=N positions like `search`")
+            "picks its best afterstate, or searches with budget=N positions like `search`")
 
 
 def shipped_factory(stem: Path):
@@ -142,5 +143,5 @@ def shipped_factory(stem: Path):
 
 
 # the shipped value models as agents, named like their files (listed by midnight_agents.catalog)
-SHIPPED_VALUE_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta))
+SHIPPED_VALUE_AGENTS = [AgentInfo(name, shipped_factory(stem), shipped_description(meta), plays=model_setup(meta))
                         for name, stem, meta in shipped_models((VALUE_FORMAT,))]

@@ -17,7 +17,7 @@ import pytest
 
 from midnight_env import Engine
 from midnight_env.arena.agent import Agent, Decisions, decide
-from midnight_env.arena.registry import AgentError, make_agent, parse_spec, split_specs
+from midnight_env.arena.registry import AgentError, AgentInfo, make_agent, parse_spec, split_specs
 from midnight_env.cli import main
 from midnight_env.core.dice import agent_streams
 
@@ -163,13 +163,16 @@ def installed_plugin(tmp_path):
     return env
 
 
+# slow: pip installs a plugin into a fresh folder (5-8 s)
+@pytest.mark.slow
 def test_an_installed_plugin_is_listed_and_plays(installed_plugin, tmp_path):
     listing = subprocess.run([sys.executable, "-m", "midnight_env.cli", "agents"], env=installed_plugin,
                              capture_output=True, text=True, timeout=300)
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
     assert lines[0].startswith("random  ")  # the built-in agents come first
-    assert any(re.fullmatch(r"greedy  enters a room .* \[plugin mybots 0\.1\]", line) for line in lines), lines
+    assert any(re.fullmatch(r"greedy  enters a room .*; plays: every set-up \(the agent does not say; it refuses "
+                            r"none\) \[plugin mybots 0\.1\]", line) for line in lines), lines
     assert "agent plugin 'fragile' (entry point 'fragile = mybots_broken:Bot' of mybots 0.1) failed to load: " \
            "ModuleNotFoundError" in listing.stderr
     run = subprocess.run([sys.executable, "-m", "midnight_env.cli", "simulate", "--agents", "greedy,expert",
@@ -217,6 +220,55 @@ def test_midnight_agents_lists_the_built_in_agents_in_order(capsys):
     names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()]
     assert names[:8] == ["random", "runner", "coward", "green_hunter", "placer", "expert", "search", "ppo"]
     assert {"ppo-midnight_party-4p", "ppo-hidden_castle-4p"} <= set(names)
+
+
+def test_midnight_agents_says_which_set_ups_each_agent_plays(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(tmp_path))  # an empty solution folder
+    assert main(["agents"]) == 0
+    lines = {line.split("  ")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["value-hidden_castle-4p"].endswith("; plays: hidden_castle 4 players")  # its model's set-up
+    assert lines["ppo-midnight_party-4p"].endswith("; plays: midnight_party 4 players")
+    assert lines["value-midnight_party-6p"].endswith("; plays: midnight_party 6 players")
+    for name in ("random", "runner", "coward", "green_hunter", "placer", "expert", "search"):
+        assert lines[name].endswith("; plays: every set-up"), lines[name]
+    assert lines["ppo"].endswith("; plays: the set-up of its model file (ppo:path=FILE.npz)")
+    assert lines["value"].endswith("; plays: the set-up of its model file (value:path=FILE.npz)")
+    assert f"; plays: the saved solutions: none yet in {tmp_path} (midnight solve ... --save)" in lines["optimal"]
+    # one solution saved: optimal names its set-up (the options that are not the defaults) and objective
+    assert main(["solve", "--set", "guests_per_player=1", "--set", "rounds=1", "--save", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["agents", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert list(rows) == list(lines)
+    assert rows["optimal"]["plays"] == (f"the saved solutions in {tmp_path}: midnight_party 1 player, "
+                                        "guests_per_player=1, rounds=1 (points)")
+    value = rows["value-hidden_castle-4p"]
+    assert value["plays"] == "hidden_castle 4 players" and value["source"] == "midnight-env"
+    assert value["description"].startswith("shipped ensemble of 2 afterstate value networks for hidden_castle")
+
+
+def test_an_agent_that_does_not_say_which_set_ups_it_plays():
+    class Quiet(Agent):
+        def act(self, decisions):
+            return decisions.random_choice()
+
+    class Picky(Quiet):
+        def check_engine(self, engine):
+            raise ValueError("only on Tuesdays")
+
+    class Says(Quiet):
+        plays = "midnight_party 2 players"
+
+    def broken():
+        raise RuntimeError("no folder")
+
+    assert AgentInfo("quiet", Quiet).setups() == "every set-up (the agent does not say; it refuses none)"
+    assert AgentInfo("quiet", Quiet).setups(default=False) == ""
+    assert AgentInfo("picky", Picky).setups() == "not said (a tournament asks the agent before its first game)"
+    assert AgentInfo("made", lambda: Quiet()).setups() == AgentInfo("picky", Picky).setups()  # a factory: unknown
+    assert AgentInfo("says", Says).setups() == "midnight_party 2 players"
+    assert AgentInfo("told", Quiet, plays="hidden_castle 3 players").setups() == "hidden_castle 3 players"
+    assert AgentInfo("broken", Quiet, plays=broken).setups() == "unknown (RuntimeError: no folder)"
 
 
 def test_records_name_module_agents(bots, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 from midnight_env import cli
-from midnight_env.arena.registry import AgentError
+from midnight_env.arena.registry import AgentError, list_agents
 from midnight_env.core.records import replay_record
 from midnight_env.tournament import (
     Schedule,
@@ -412,3 +413,80 @@ def test_no_arguments_run_the_default_tournament(monkeypatch, tmp_path):
     assert list(config.agents) == default_agents("midnight_party", 4)
     assert {"random", "coward", "expert", "search"} <= set(config.agents)
     assert seen["games"] == default_games(config) >= 1000 and seen["db"] == DEFAULT_DB
+
+
+# -- `all`: every agent that can play the game ------------------------------------------------------
+
+HAS_OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
+
+
+def test_all_takes_every_agent_that_can_play_the_game(monkeypatch, tmp_path):
+    from midnight_env.tournament import SLOW_AGENTS, default_agents
+
+    monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(tmp_path))  # no saved solution: optimal cannot play
+    config = make_tournament_config("hidden_castle", 4, "all")
+    # the heuristics and search, the two shipped models of hidden_castle with 4 players, and
+    # openspiel_mcts where its package is installed: in the order `midnight agents` lists them
+    assert list(config.agents) == (["random", "runner", "coward", "green_hunter", "placer", "expert", "search",
+                                    "ppo-hidden_castle-4p", "value-hidden_castle-4p"]
+                                   + ["openspiel_mcts"] * HAS_OPENSPIEL)
+    left = dict(config.left_out)
+    assert left["value-midnight_party-4p"] == "it plays midnight_party 4 players"
+    assert left["value-hidden_castle-2p"] == "it plays hidden_castle 2 players"
+    assert left["ppo"] == "it plays the set-up of its model file (ppo:path=FILE.npz)"
+    assert left["optimal"].startswith(f"it plays the saved solutions: none yet in {tmp_path}")
+    assert not set(left) & set(config.agents)
+    assert set(left) | set(config.agents) == {name for name, _ in list_agents()}  # each taken or left out
+    # the default keeps its meaning: the same agents but the slow ones, and says nothing left out
+    assert default_agents("hidden_castle", 4) == [a for a in config.agents if a not in SLOW_AGENTS]
+    default = make_tournament_config("hidden_castle", 4)
+    assert default.left_out == () and "openspiel_mcts" not in default.agents
+    assert default.key == make_tournament_config("hidden_castle", 4, list(default.agents)).key  # a note only
+
+
+def test_all_adds_to_the_agents_named_beside_it():
+    config = make_tournament_config("midnight_party", 2, "expert,all,search:budget=60")
+    assert config.agents[0] == "expert" and config.agents[-1] == "search:budget=60"
+    assert config.agents.count("expert") == 1 and "search" in config.agents  # named once; a variant added
+    assert "value-midnight_party-2p" in config.agents and "value-midnight_party-4p" not in config.agents
+    model = ROOT / "agents" / "models" / "ppo-midnight_party-4p"
+    named = make_tournament_config("midnight_party", 4, f"all,ppo:path={model}")
+    assert "ppo" not in dict(named.left_out)  # named beside all: not reported as left out
+    with pytest.raises(TournamentError, match="listed twice"):
+        make_tournament_config("midnight_party", 2, "all,all")
+    with pytest.raises(TournamentError, match="agent 'value-midnight_party-4p' cannot play hidden_castle"):
+        make_tournament_config("hidden_castle", 4, "all,value-midnight_party-4p")  # named: still checked
+
+
+def test_cli_all_names_the_agents_it_leaves_out(monkeypatch, tmp_path, capsys):
+    import midnight_env.commands.tournament as command
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(config, games, db, **kwargs):
+        seen.update(config=config, games=games)
+        raise Stop
+
+    monkeypatch.setattr(command, "run_tournament", fake_run)
+    monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(tmp_path))
+    with pytest.raises(Stop):
+        cli.main(["tournament", "--variant", "hidden_castle", "--players", "4", "--agents", "all", "--games", "8",
+                  "--db", str(tmp_path / "t.sqlite"), "--no-progress"])
+    assert {"value-hidden_castle-4p", "ppo-hidden_castle-4p"} <= set(seen["config"].agents)
+    err = capsys.readouterr().err.splitlines()
+    assert "midnight tournament: left out value-midnight_party-4p: it plays midnight_party 4 players" in err
+    assert "midnight tournament: left out ppo-midnight_party-4p: it plays midnight_party 4 players" in err
+    assert all(line.startswith("midnight tournament: left out ") for line in err)
+    assert len(err) == len(seen["config"].left_out) == 11 + (not HAS_OPENSPIEL)  # ppo, optimal, value, 8 models
+
+
+@pytest.mark.slow  # openspiel_mcts plays too (about 10 s)
+def test_cli_all_plays_the_tournament(tmp_path, capsys):
+    code = cli.main(["tournament", "--variant", "hidden_castle", "--players", "4", "--agents", "all", "--games", "8",
+                     "--db", str(tmp_path / "t.sqlite"), "--out", str(tmp_path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "played 8 games" in out and "value-hidden_castle-4p" in out
+    assert "left out value-midnight_party-4p" in err and "Traceback" not in err

@@ -95,12 +95,17 @@ class Agent:
     """Base class: ``act`` returns one legal action per game of ``decisions``.
 
     ``name`` is how tables and records call the agent (the registry sets it to the spec it was
-    made from); ``description`` is the one line ``midnight agents`` prints. The constructor's
-    keyword arguments are the agent's options (``search:budget=200`` calls ``SearchAgent(budget=200)``).
+    made from); ``description`` is the one line ``midnight agents`` prints, and ``plays`` which
+    set-ups it plays, in words (``every set-up``, ``hidden_castle 4 players``), or a function of no
+    arguments returning them (looked at when agents are listed; empty: the agent does not say). An
+    agent that refuses some games says so by a ``check_engine(engine)`` raising a ValueError, which
+    tournaments ask before any game. The constructor's keyword arguments are the agent's options
+    (``search:budget=200`` calls ``SearchAgent(budget=200)``).
     """
 
     name: str = "agent"
     description: str = ""
+    plays: str = ""
 
     def act(self, decisions: Decisions) -> np.ndarray:
         raise NotImplementedError

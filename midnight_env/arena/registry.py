@@ -30,7 +30,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any
 
@@ -45,12 +45,33 @@ _OPTION = re.compile(r"^\s*[A-Za-z_]\w*\s*=")  # `key=value`: continues the spec
 
 @dataclass(frozen=True)
 class AgentInfo:
-    """One named agent: how to make it (``factory(**options)``), what it does, where it comes from."""
+    """One named agent: how to make it (``factory(**options)``), what it does, where it comes from,
+    and which set-ups it plays (``plays``: words, or a function returning them; by default the
+    factory's own ``plays``, see :meth:`setups`)."""
 
     name: str
     factory: Callable[..., Agent]
     description: str = ""
     source: str = "registered"  # "midnight-env", "plugin mybots 1.0", "registered"
+    plays: str | Callable[[], str] = ""
+
+    def setups(self, default: bool = True) -> str:
+        """Which set-ups the agent plays, in words, without making it: its ``plays``, else its
+        factory's (an Agent class's ``plays``), else (``default``) what can be said of an agent
+        that does not say; without ``default`` then ``""``."""
+        for said in (self.plays, getattr(self.factory, "plays", "")):
+            if callable(said):
+                try:
+                    said = said()
+                except Exception as err:  # a plugin's own failure: said, never fatal to the listing
+                    return f"unknown ({type(err).__name__}: {err})"
+            if isinstance(said, str) and said.strip():
+                return " ".join(said.split())
+        if not default:
+            return ""
+        if inspect.isclass(self.factory) and not hasattr(self.factory, "check_engine"):
+            return "every set-up (the agent does not say; it refuses none)"
+        return "not said (a tournament asks the agent before its first game)"
 
 
 _REGISTERED: dict[str, AgentInfo] = {}  # register(), and the entry points loaded so far
@@ -58,11 +79,13 @@ _BROKEN: dict[str, str] = {}  # entry point name -> why it could not be loaded
 _loaded: set[str] = set()  # entry point names loaded (or failed)
 
 
-def register(name: str, factory: Callable[..., Agent], description: str = "") -> None:
-    """Make ``factory`` (an Agent class or a function returning an Agent) known as ``name``."""
+def register(name: str, factory: Callable[..., Agent], description: str = "",
+             plays: str | Callable[[], str] = "") -> None:
+    """Make ``factory`` (an Agent class or a function returning an Agent) known as ``name``;
+    ``plays`` says which set-ups it plays (by default the factory's own ``plays``)."""
     if not isinstance(name, str) or not _IDENTIFIER.match(name.replace("-", "_")):
         raise AgentError(f"agent name {name!r} is not allowed: allowed are letters, digits, '_' and '-'")
-    _REGISTERED[name] = AgentInfo(name, factory, description or _describe(factory))
+    _REGISTERED[name] = AgentInfo(name, factory, description or _describe(factory), plays=plays)
 
 
 def _describe(factory) -> str:
@@ -118,9 +141,9 @@ def _load(ep: metadata.EntryPoint) -> None:
 
 def _infos_of(target: Any, name: str, source: str) -> list[AgentInfo] | None:
     if isinstance(target, AgentInfo):
-        return [AgentInfo(target.name, target.factory, target.description, source)]
+        return [replace(target, source=source)]
     if isinstance(target, (list, tuple)) and all(isinstance(t, AgentInfo) for t in target):
-        return [AgentInfo(t.name, t.factory, t.description, source) for t in target]
+        return [replace(t, source=source) for t in target]
     if callable(target) and not isinstance(target, Agent):
         return [AgentInfo(name, target, _describe(target), source)]
     return None

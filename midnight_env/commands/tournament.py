@@ -2,7 +2,9 @@
 
 With no arguments it runs the default: every registered agent that can play the game (all but
 slow ones) on midnight_party with 4 players, about 1,000 games (complete schedule cycles), into
-``midnight_tournament.sqlite`` in the working directory, and prints the leaderboard.
+``midnight_tournament.sqlite`` in the working directory, and prints the leaderboard. ``--agents all``
+takes every agent that can play the game asked for, slow ones included, and says on stderr which
+ones it left out and why.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def add_parser(sub) -> None:
                    help=f"rule set: {', '.join(VARIANTS)} (default: {DEFAULT_VARIANT})")
     p.add_argument("--players", type=int, default=DEFAULT_PLAYERS,
                    help=f"players per game 1..8 (default {DEFAULT_PLAYERS})")
-    p.add_argument("--agents", help="comma-separated agent specs, at least as many as players "
-                                    "(default: every registered agent that needs no options, except slow ones)")
+    p.add_argument("--agents", help="comma-separated agent specs, at least as many as players; 'all': every "
+                                    "registered agent that can play the game, slow ones included (the ones "
+                                    "left out are named on stderr), e.g. all,search:budget=6000 "
+                                    "(default: every registered agent that can play the game, except slow ones)")
     p.add_argument("--games", type=int, help=f"games to play (default: {DEFAULT_GAMES} rounded up to complete "
                                              "cycles of the schedule, every agent set once)")
     p.add_argument("--seed", type=int, default=0,
@@ -110,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = make_tournament_config(args.variant, args.players, args.agents, args.seed,
                                         parse_set_options(args.options, args.variant))
+        for name, why in config.left_out:
+            print(f"midnight tournament: left out {name}: {why}", file=sys.stderr)
         games = args.games if args.games is not None else default_games(config)
         run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
                               records=args.records, progress=not args.no_progress, backend=args.backend,

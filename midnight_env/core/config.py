@@ -181,3 +181,19 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
     resolved["max_turns"] = _int_option("max_turns", options.get("max_turns", 2000), 1, 10_000_000)
     return GameConfig(variant=variant, num_players=num_players, options=resolved, board=board_obj,
                       custom_board=board is not None and board != variant)
+
+
+def setup_words(variant: str, num_players: int, options: dict[str, Any] | None = None,
+                board: str | None = None) -> str:
+    """A set-up in words, as ``midnight agents`` says which ones an agent plays: ``hidden_castle 4
+    players``, then each rule option that differs from its default for that many players
+    (``max_turns`` aside), then a board other than the variant's own."""
+    try:
+        defaults = make_config(variant, num_players).options
+    except ConfigError:  # not a set-up of this version: said as it is
+        defaults = {}
+    words = [f"{variant} {num_players} player{'' if num_players == 1 else 's'}"]
+    words += [f"{k}={v}" for k, v in (options or {}).items() if k != "max_turns" and defaults.get(k) != v]
+    if board and board != variant:
+        words.append(f"board {board}")
+    return ", ".join(words)

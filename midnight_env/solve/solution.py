@@ -483,6 +483,22 @@ def solution_name(config: GameConfig, objective: str) -> str:
     return f"{config.variant}-{config.num_players}p-{opts}{board}-{objective}"
 
 
+def saved_solutions(folder: str | Path | None = None) -> list[dict[str, Any]]:
+    """The metadata (``solution.json``) of every solution saved in ``folder`` (default
+    :func:`solution_folder`), by folder name, ``source`` set to its folder; only the JSON is read,
+    and a folder holding no solution of this format is passed over."""
+    folder = Path(folder) if folder is not None else solution_folder()
+    found = []
+    for meta_path in sorted(folder.glob("*/solution.json")) if folder.is_dir() else []:
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(meta, dict) and meta.get("format") == FORMAT:
+            found.append({**meta, "source": str(meta_path.parent)})
+    return found
+
+
 def find_solution(engine: Engine, objective: str | None = None, folder: str | Path | None = None) -> Solution:
     """The saved solution of ``engine``'s set-up in ``folder`` (default :func:`solution_folder`),
     for ``objective`` (default: points for one player, win for two); ValueError naming the
@@ -503,5 +519,5 @@ def find_solution(engine: Engine, objective: str | None = None, folder: str | Pa
     return solution
 
 
-__all__ = ["Solution", "solve", "load_solution", "solution_folder", "find_solution", "SolveError", "OBJECTIVES",
-           "FORMAT"]
+__all__ = ["Solution", "solve", "load_solution", "solution_folder", "saved_solutions", "find_solution", "SolveError",
+           "OBJECTIVES", "FORMAT"]

@@ -18,6 +18,7 @@ standings. Its errors (:class:`TournamentError`) name the library's own paramete
 """
 
 from midnight_env.tournament.config import (
+    ALL_AGENTS,
     DEFAULT_PLAYERS,
     DEFAULT_VARIANT,
     FORMAT,
@@ -27,6 +28,7 @@ from midnight_env.tournament.config import (
     default_agents,
     fit_error,
     make_tournament_config,
+    playable_agents,
 )
 from midnight_env.tournament.ratings import (
     RATING_ORDERS,
@@ -49,9 +51,9 @@ from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore
 
 # ``ratings`` (the rating function) stays in its module: here the name is the module itself.
 __all__ = [
-    "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
+    "ALL_AGENTS", "DEFAULT_DB", "DEFAULT_GAMES", "DEFAULT_PLAYERS", "DEFAULT_VARIANT", "FORMAT", "MAX_COMBINATIONS",
     "RATING_ORDERS", "SLOW_AGENTS", "ResultStore", "Results", "Schedule", "Standing", "TournamentConfig",
     "TournamentError", "TournamentRun", "default_agents", "default_games", "fit_error", "format_table",
-    "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "plot_ratings", "points_interval",
-    "points_intervals", "print_table", "run_tournament", "write_leaderboard",
+    "leaderboard", "leaderboard_paths", "make_tournament_config", "markdown_table", "playable_agents", "plot_ratings",
+    "points_interval", "points_intervals", "print_table", "run_tournament", "write_leaderboard",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.arena.registry import AgentError, list_agents, make_agent, split_specs
+from midnight_env.arena.registry import AgentError, agent_infos, make_agent, plugin_errors, split_specs
 from midnight_env.core.config import make_config
 from midnight_env.core.engine import ENGINE_VERSION, Engine
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE
@@ -28,6 +28,8 @@ DEFAULT_PLAYERS = 4
 # agents left out of the default tournament: too slow for a run of a few minutes, or needing
 # options (a trained model's file)
 SLOW_AGENTS = ("ppo", "openspiel_mcts")
+# in a line-up of agents: every registered agent that can play the game, slow ones included
+ALL_AGENTS = "all"
 
 
 class TournamentError(ValueError):
@@ -52,6 +54,8 @@ class TournamentConfig:
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict, hash=False)  # every rule option, resolved
     engine_version: str = ENGINE_VERSION
+    # what `all` in the line-up left out, (name, why) each: a note, no part of the tournament's identity
+    left_out: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def identity(self) -> dict:
         return {"format": FORMAT, "variant": self.variant, "num_players": self.num_players,
@@ -89,29 +93,62 @@ def fit_error(agent, engine: Engine) -> str | None:
     return None
 
 
+def playable_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
+                    options: dict[str, Any] | None = None, slow: bool = True) -> tuple[list[str], dict[str, str]]:
+    """(names, left out) of the registered agents for this game: the names of those that can be made
+    without options and can play it (``fit_error`` is None), in the order ``midnight agents`` lists
+    them, and name -> why for the others (the set-ups the agent says it plays where it says, else
+    its refusal; a plugin that failed to load too). ``slow=False`` leaves out :data:`SLOW_AGENTS`."""
+    engine = Engine(variant, num_players, **(options or {}))
+    names: list[str] = []
+    left: dict[str, str] = {}
+    for info in agent_infos():
+        if not slow and info.name in SLOW_AGENTS:
+            left[info.name] = "slow: left out of the default tournament"
+            continue
+        try:
+            reason = fit_error(make_agent(info.name), engine)
+        except (AgentError, ValueError, OSError) as err:  # needs options (a model file), or a missing package
+            reason = str(err)
+        if reason is None:
+            names.append(info.name)
+            continue
+        said = info.setups(default=False)
+        left[info.name] = f"it plays {said}" if said and not said.startswith("every set-up") else reason
+    left.update(plugin_errors())
+    return names, left
+
+
 def default_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
                    options: dict[str, Any] | None = None) -> list[str]:
     """Every registered agent that needs no options and can play this game, except the slow ones."""
-    engine = Engine(variant, num_players, **(options or {}))
-    names = []
-    for name, _ in list_agents():
-        if name in SLOW_AGENTS:
-            continue
-        try:
-            agent = make_agent(name)
-        except (AgentError, ValueError, OSError):
-            continue  # needs options (e.g. a model file)
-        if fit_error(agent, engine) is None:
-            names.append(name)
-    return names
+    return playable_agents(variant, num_players, options, slow=False)[0]
+
+
+def _expand_all(specs: list[str], config) -> tuple[list[str], dict[str, str]]:
+    """``specs`` with ``all`` replaced by every agent that can play ``config``'s game and is not
+    in the line-up already; and what it left out, but the agents the line-up names (``ppo:path=X``
+    names ``ppo``)."""
+    playable, left = playable_agents(config.variant, config.num_players, config.options)
+    expanded: list[str] = []
+    for spec in specs:
+        expanded += [n for n in playable if n not in specs] if spec == ALL_AGENTS else [spec]
+    named = {spec.split(":")[0] for spec in specs}
+    return expanded, {name: why for name, why in left.items() if name not in named}
 
 
 def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,
                            agents: Sequence[str] | str | None = None, seed: int = 0,
                            options: dict[str, Any] | None = None) -> TournamentConfig:
     """Validate a tournament: the game set-up (ConfigError) and the agents (AgentError naming
-    an unknown one; TournamentError for too few or repeated agents, or a bad seed)."""
+    an unknown one; TournamentError for too few or repeated agents, or a bad seed).
+
+    ``agents``: specs (a list, or one comma-separated line-up); None: :func:`default_agents`. The
+    spec ``all`` stands for every registered agent that can play the game (:func:`playable_agents`,
+    slow ones included) and is not named elsewhere in the line-up (``all,search:budget=6000`` adds
+    one); what it left out, and why, is the config's ``left_out``."""
     config = make_config(variant, num_players, **(options or {}))
+    left_out: dict[str, str] = {}
     if agents is None:
         specs = default_agents(config.variant, config.num_players, config.options)
     elif isinstance(agents, str):
@@ -122,6 +159,8 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
     if repeated:
         raise TournamentError(f"agent {repeated[0]!r} is listed twice: every agent takes part once "
                               f"(give a variant a different option, e.g. {repeated[0].split(':')[0]}:budget=50)")
+    if ALL_AGENTS in specs:
+        specs, left_out = _expand_all(specs, config)
     needed = max(2, config.num_players)
     if len(specs) < needed:
         raise TournamentError(f"a {config.num_players}-player tournament needs at least {needed} agents, got "
@@ -135,4 +174,4 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
         raise TournamentError(f"seed={seed!r} is out of range: allowed are {SEED_RANGE}", "seed")
     return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),
-                            seed=int(seed), options=dict(config.options))
+                            seed=int(seed), options=dict(config.options), left_out=tuple(left_out.items()))
