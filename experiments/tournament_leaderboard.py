@@ -82,9 +82,7 @@ def games_for(players: int, agents: int, minimum: int) -> int:
 
 def agents_for(variant: str, players: int, field: str) -> list[str]:
     """The agents of one tournament (see the module doc)."""
-    from midnight_env.arena.registry import AgentError, list_agents, make_agent
-    from midnight_env.core.engine import Engine
-    from midnight_env.tournament.config import fit_error
+    from midnight_env.tournament.config import playable_agents
 
     if field == "strong":
         champ = champion(variant, players)
@@ -93,17 +91,7 @@ def agents_for(variant: str, players: int, field: str) -> list[str]:
         if players == 6:
             agents += [f"search:budget={16 * DEFAULT_BUDGET}"]
         return agents
-    engine = Engine(variant, players)
-    names = []
-    for name, _ in list_agents():
-        if name in TOO_SLOW:
-            continue
-        try:
-            agent = make_agent(name)
-        except (AgentError, ValueError, OSError):
-            continue  # needs options (a model file)
-        if fit_error(agent, engine) is None:
-            names.append(name)
+    names = [n for n in playable_agents(variant, players)[0] if n not in TOO_SLOW]
     champ = champion(variant, players)
     # among the weak agents the one-ply network gains less on `search` than inside it (LEADERBOARD.md)
     return [searching(champ) if name == champ else name for name in names]
@@ -142,27 +130,46 @@ def run_one(variant: str, players: int, field: str, args: Args) -> tuple[str, fl
     return f"{variant}-{players}p-{field}", time.time() - start, code
 
 
-def verdict(standings, champ: str | None) -> str:
-    """Where the champion stands by mean points: first with its interval clear of every other agent's,
-    or not. Its forms (one ply, and inside the search: ``champ:budget=N``) count as one player: the
-    best of them is compared with every agent that is not a form of the champion."""
+@dataclass
+class Row:
+    """One agent's line of a leaderboard table, as :func:`summary_cells` reads it."""
+
+    agent: str
+    mean_points: float
+    points_ci: float
+
+
+def table_rows(section: str) -> list[Row]:
+    """The agents of the Markdown table in a section of LEADERBOARD.md (``markdown_table``'s
+    columns: rank, agent, games, rating, ±, mean points, ±, win rate, mean rank)."""
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[0].isdigit():
+            rows.append(Row(cells[1], float(cells[5]), float(cells[6])))
+    return rows
+
+
+def summary_cells(standings, champ: str | None) -> list[str]:
+    """The champion's best form and its points, the best other agent and its points, and whether
+    the champion is first with its interval clear of every other agent's: its forms (one ply, and
+    inside the search: ``champ:budget=N``) count as one player, the best of them compared with every
+    agent that is not a form of the champion."""
     by_points = sorted(standings, key=lambda s: s.mean_points)
-    best = by_points[0]
-    if champ is None:
-        return (f"**No trained champion for this set-up yet**: first by points `{best.agent}` "
-                f"{best.mean_points:.2f} ± {best.points_ci:.2f}.")
-    forms = [s for s in by_points if s.agent == champ or s.agent.startswith(f"{champ}:")]
+    forms = [s for s in by_points if champ and (s.agent == champ or s.agent.startswith(f"{champ}:"))]
+    rivals = [s for s in by_points if s not in forms]
     if not forms:
-        return f"`{champ}` did not play."
-    mine, rivals = forms[0], [s for s in by_points if s not in forms]
-    interval = f"`{mine.agent}` {mine.mean_points:.2f} ± {mine.points_ci:.2f}"
-    rival = f"`{rivals[0].agent}` {rivals[0].mean_points:.2f} ± {rivals[0].points_ci:.2f}"
-    also = "".join(f"; its other form `{s.agent}` {s.mean_points:.2f} ± {s.points_ci:.2f}" for s in forms[1:])
-    if best is not mine:
-        return f"**Not first**: {interval} points; best {rival}{also}."
-    clear = all(mine.mean_points + mine.points_ci < s.mean_points - s.points_ci for s in rivals)
-    head = "First, interval clear of every other agent's" if clear else "First, but its interval overlaps"
-    return f"**{head}**: {interval} points, next best other agent {rival}{also}."
+        best = by_points[0]
+        return ["none", "", f"`{best.agent}`", f"{best.mean_points:.2f} ± {best.points_ci:.2f}", "no champion"]
+    mine, rival = forms[0], rivals[0]
+    if by_points[0] is not mine:
+        word = "**not first**"
+    elif all(mine.mean_points + mine.points_ci < s.mean_points - s.points_ci for s in rivals):
+        word = "**first, clear**"
+    else:
+        word = "first, overlapping"
+    return [f"`{mine.agent}`", f"{mine.mean_points:.2f} ± {mine.points_ci:.2f}", f"`{rival.agent}`",
+            f"{rival.mean_points:.2f} ± {rival.points_ci:.2f}", word]
 
 
 def sections(text: str) -> dict[str, str]:
@@ -194,67 +201,84 @@ def same_games(section: str, cmd: list[str]) -> bool:
     return games_only(shlex.split(first.strip("`"))) == games_only(cmd)
 
 
+INTRO = (
+    "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
+    "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
+    "can play the game (the trained ones fit only the game they were trained for; the set-up's champion "
+    f"inside the search at search's default budget, `:budget={DEFAULT_BUDGET}`), "
+    "and, where a trained "
+    "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
+    f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
+    f"default budget and at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous "
+    "trained champion where there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so "
+    f"there also `search:budget={16 * DEFAULT_BUDGET}`. "
+    "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
+    "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "
+    "with a 95 % interval clustered by deal and stratified by agent set (the schedule fixes how often "
+    "each set is dealt, so the spread between sets is no noise: BENCHMARKS.md, \"Tournament intervals\"); "
+    "the verdicts read them. Rating: openskill "
+    "Plackett-Luce on finishing orders (mean ± 1.96 sigma; the rank column sorts by it, mu - 3 sigma); "
+    "win rate counts shared wins.")
+
+
 def write_markdown(args: Args) -> Path:
+    """LEADERBOARD.md: today's verdicts, one row per tournament, then each tournament's command and
+    table (from its database where there is one, else as the page had it while its command is the
+    same), then the hand-written notes kept from the page as it was."""
     from midnight_env.tournament import ResultStore, leaderboard, make_tournament_config, markdown_table
 
-    lines = ["# Leaderboard", "",
-             "Both variants at 2, 3, 4 and 6 players, each in two balanced tournaments of 1,000 games or a little "
-             "more (complete cycles of all agent sets): the **full field**, every agent of `midnight agents` that "
-             "can play the game (the trained ones fit only the game they were trained for; the set-up's champion "
-             f"inside the search at search's default budget, `:budget={DEFAULT_BUDGET}`), "
-             "and, where a trained "
-             "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
-             f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
-             f"default budget and at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous "
-             "trained champion where there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so "
-             f"there also `search:budget={16 * DEFAULT_BUDGET}`. "
-             "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
-             "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "
-             "with a 95 % interval clustered by deal and stratified by agent set (the schedule fixes how often "
-             "each set is dealt, so the spread between sets is no noise: BENCHMARKS.md, \"Tournament intervals\"); "
-             "the verdict under each table reads them. Rating: openskill "
-             "Plackett-Luce on finishing orders (mean ± 1.96 sigma; the rank column sorts by it, mu - 3 sigma); "
-             "win rate counts shared wins.", "",
-             f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which "
-             "runs the commands below (each with `--resume`, so an interrupted run continues).", ""]
-    shipped = [f"`{champion(v, n)}`" for v, n in SETUPS if champion(v, n)]
-    missing = [f"{v} {n}p" for v, n in SETUPS if not champion(v, n)]
-    lines += [f"Trained champions shipped: {', '.join(shipped) or 'none'}."
-              + (f" **No trained champion yet** for {', '.join(missing)}: those set-ups have the full field only."
-                 if missing else ""), ""]
     path = ROOT / "LEADERBOARD.md"
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     old_sections = sections(old[:old.index(NOTES)] if NOTES in old else old)
+    summary, body = [], []
     for variant, players, field in tournaments(Args(out=args.out, seed=args.seed, min_games=args.min_games,
                                                     batch_size=args.batch_size)):
         cmd = command(variant, players, field, args)
         config = make_tournament_config(variant, players, cmd[cmd.index("--agents") + 1], args.seed)
         db = Path(cmd[cmd.index("--db") + 1])
         heading = f"## {variant}, {players} players, {field} field"
-        lines.append(heading)
-        lines.append("")
+        body += [heading, ""]
         if not db.exists():
             # played elsewhere (another --out, another machine): its section stays while its command does
             kept = old_sections.get(heading, "")
-            lines += [kept, ""] if same_games(kept, cmd) else ["(not run yet)", ""]
-            continue
-        store = ResultStore(db, config)
-        try:
-            results = store.results(int(cmd[cmd.index("--games") + 1]))
-            commit = store.conn.execute("SELECT code_commit, MIN(finished_at), MAX(finished_at) FROM games "
-                                        "WHERE config_hash = ?", (config.key,)).fetchone()
-        finally:
-            store.close()
-        standings = leaderboard(results)
-        lines.append(f"`{shlex.join(cmd)}`")
-        lines.append("")
-        lines.append(f"{results.num_games} games, engine {config.engine_version}, code {commit[0]}, "
-                     f"played {commit[1]} .. {commit[2]}")
-        lines.append("")
-        lines.append(markdown_table(standings))
-        lines.append("")
-        lines.append(verdict(standings, champion(variant, players)))
-        lines.append("")
+            kept = "\n".join(line for line in kept.splitlines() if not line.startswith("**"))  # a verdict of before
+            text = kept.strip() if same_games(kept, cmd) else "(not run yet)"
+        else:
+            store = ResultStore(db, config)
+            try:
+                results = store.results(int(cmd[cmd.index("--games") + 1]))
+                commit = store.conn.execute("SELECT code_commit, MIN(finished_at), MAX(finished_at) FROM games "
+                                            "WHERE config_hash = ?", (config.key,)).fetchone()
+            finally:
+                store.close()
+            text = "\n\n".join([f"`{shlex.join(cmd)}`",
+                                 f"{results.num_games} games, engine {config.engine_version}, code {commit[0]}, "
+                                 f"played {commit[1]} .. {commit[2]}",
+                                 markdown_table(leaderboard(results))])
+        body += [text, ""]
+        rows = table_rows(text)
+        games = next((line.split()[0] for line in text.splitlines() if " games, engine " in line), "")
+        anchor = heading[3:].lower().replace(",", "").replace(" ", "-")
+        cells = summary_cells(rows, champion(variant, players)) if rows else ["not run yet", "", "", "", ""]
+        summary.append(" | ".join([f"| [{variant}, {players} players](#{anchor})", field, games, *cells]) + " |")
+    shipped = [f"`{champion(v, n)}`" for v, n in SETUPS if champion(v, n)]
+    missing = [f"{v} {n}p" for v, n in SETUPS if not champion(v, n)]
+    lines = ["# Leaderboard", "",
+             "Where each set-up's trained champion stands among all agents (full field) and among the strong "
+             "ones (strong field), by mean spooky points a game (fewer is better) with 95 % intervals; "
+             "how the tournaments are made is below the table.", "",
+             "## Today's results", "",
+             "| set-up | field | games | the champion's best form | points | best other agent | points | verdict |",
+             "|:---|:---|---:|:---|---:|:---|---:|:---|", *summary, "",
+             "Verdict: *first, clear* where the champion's interval lies below every other agent's (its forms, "
+             "one ply and inside the search, count as one player).", "",
+             f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which runs the "
+             "commands below (each with `--resume`, so an interrupted run continues), every table from a "
+             "committed tree (its code hash; `tests/test_documents.py` refuses one with uncommitted changes).",
+             "", INTRO, "",
+             f"Trained champions shipped: {', '.join(shipped) or 'none'}."
+             + (f" **No trained champion yet** for {', '.join(missing)}: those set-ups have the full field only."
+                if missing else ""), "", *body]
     if NOTES in old:  # keep the hand-written notes (the analysis of the results) below the tables
         lines += ["", old[old.index(NOTES):].rstrip(), ""]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -170,6 +170,37 @@ def test_leaderboard_keeps_a_table_played_elsewhere_only_while_its_command_is_th
     assert not script.same_games("(not run yet)", cmd)
 
 
+def test_leaderboard_summary_reads_each_table_and_judges_the_champions_forms_as_one():
+    from midnight_env.tournament.report import markdown_table
+
+    script = load_script("tournament_leaderboard")
+
+    def standing(agent, points, ci):
+        return script.Row(agent, points, ci)
+
+    def table(*rows):  # a section as the page holds it, read back
+        lines = ["| rank | agent | games | rating | ± 95% | mean points | ± 95% | win rate | mean rank |",
+                 "|---:|:---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [f"| {i} | {r.agent} | 100 | 1.00 | 0.50 | {r.mean_points:.2f} | {r.points_ci:.2f} | 0.5 | 1.5 |"
+                  for i, r in enumerate(rows, 1)]
+        return "`midnight tournament ...`\n\n" + "\n".join(lines)
+
+    champ = "value-midnight_party-2p"
+    clear = script.table_rows(table(standing(f"{champ}:budget=1500", 20.0, 1.0), standing(champ, 21.5, 1.0),
+                                    standing("search", 23.0, 1.0)))
+    assert [r.agent for r in clear] == [f"{champ}:budget=1500", champ, "search"]
+    # the one-ply form overlaps the searching one, but forms count as one player: clear of search
+    assert script.summary_cells(clear, champ) == [f"`{champ}:budget=1500`", "20.00 ± 1.00", "`search`",
+                                                  "23.00 ± 1.00", "**first, clear**"]
+    close = script.table_rows(table(standing(champ, 20.0, 1.5), standing("search", 22.0, 1.0)))
+    assert script.summary_cells(close, champ)[-1] == "first, overlapping"
+    behind = script.table_rows(table(standing("search", 19.0, 1.0), standing(champ, 20.0, 1.0)))
+    assert script.summary_cells(behind, champ)[-1] == "**not first**"
+    assert script.summary_cells(behind, None)[-1] == "no champion"
+    # the table markdown_table writes is the one read
+    assert markdown_table([]).splitlines()[0].count("|") == 10
+
+
 @pytest.mark.slow
 def test_ship_checkpoint_records_where_the_run_stopped_and_how_to_reproduce_it(tmp_path, monkeypatch, capsys):
     pytest.importorskip("torch")
