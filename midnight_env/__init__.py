@@ -2,6 +2,9 @@
 
 import sys
 
+# isort: off
+from midnight_env.infra import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
+# isort: on
 from midnight_env import _old_paths
 from midnight_env.core.actions import ActionError, ActionLayout
 from midnight_env.core.board import Board, BoardError, load_board
@@ -9,7 +12,6 @@ from midnight_env.core.config import VARIANTS, ConfigError, GameConfig, make_con
 from midnight_env.core.dice import HUGO, agent_streams
 from midnight_env.core.engine import ENGINE_VERSION, Engine
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
-from midnight_env.infra import kernel_cache  # noqa: F401  (before any kernel runs: a damaged cache file recompiles)
 
 __version__ = "0.1.0"
 
@@ -39,6 +41,7 @@ def __getattr__(name: str):
         import importlib
 
         module = importlib.import_module(_LAZY[name])
+        # midnight_v0 is a module of the envs package, the rest are names of their modules
         value = importlib.import_module(f"{_LAZY[name]}.{name}") if name == "midnight_v0" else getattr(module, name)
         globals()[name] = value
         return value
