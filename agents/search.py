@@ -121,6 +121,44 @@ class SearchAgent(Agent):
             out[moving] = self.search(engine, state, games[moving], draws[moving])
         return out
 
+    def action_values(self, decisions: Decisions) -> np.ndarray:
+        """(n, A) the value of every legal choice of each game of ``decisions`` to its deciding
+        seat, as this agent judges it when it decides (NaN where a choice is not legal): a move's
+        is the search's backed-up value of that root move, the one :meth:`act` maximises (a forced
+        move is searched too), through :meth:`search` itself; a placement's is its afterstate
+        judged (:meth:`judged_afterstates`, what :meth:`choose` maximises). The draws are those
+        :meth:`act` takes, so the best value is the choice it makes (up to ties).
+
+        Units: the leaves' (:meth:`judge`): :meth:`others_weight` times the other players' mean
+        expected final spooky points minus the seat's own (alone against Hugo: minus its own),
+        higher better. A choice's loss in points is the best value minus its own."""
+        engine, state, games = decisions.engine, decisions.state, decisions.games
+        draws = decisions.uniforms()
+        out = np.full(decisions.legal.shape, np.nan)
+        placing = decisions.placing
+        if placing.any():
+            out[placing] = self.judged_afterstates(engine, state, games[placing])
+        moving = np.flatnonzero(~placing)
+        if len(moving):
+            found: list = []
+            self.search(engine, state, games[moving], draws[moving], values_out=found)
+            parent, action = np.nonzero(state.legal[games[moving]])  # the root's moves as expand() orders them
+            out[moving[parent], action] = found[0]
+        return out
+
+    def judged_afterstates(self, engine: Engine, state: GameState, games: np.ndarray) -> np.ndarray:
+        """(n, A) every legal choice of ``state``'s games ``games`` applied to a copy and judged
+        (:meth:`judge`) for the deciding seat; NaN where a choice is not legal."""
+        children = expand(engine, state, games)
+        who = state.player[games][children.parent].astype(np.int64)
+        out = np.full((len(games), state.legal.shape[1]), np.nan)
+        out[children.parent, children.action] = self.judge(engine, children.state, who)
+        return out
+
+    def others_weight(self) -> float:
+        """The weight of the other players' points in a value (:meth:`judge`): the evaluation's ``others``."""
+        return float(self.weights.others)
+
     # -- what the tree asks of the game's knowledge: here the expert's; a learned value's in
     # midnight_agents.value -------------------------------------------------------------------
     def judge(self, engine: Engine, state: GameState, who: np.ndarray) -> np.ndarray:

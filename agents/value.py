@@ -109,6 +109,17 @@ class ValueAgent(SearchAgent):
             return self.choose(decisions.engine, decisions.state, decisions.games, decisions.uniforms())
         return super().act(decisions)
 
+    def action_values(self, decisions: Decisions) -> np.ndarray:
+        """As :meth:`SearchAgent.action_values`: the search's values of the moves, or with
+        ``budget=0`` every choice's afterstate as the network values it (what it plays by)."""
+        self.model.check_engine(decisions.engine)
+        if self.budget == 0:
+            return self.judged_afterstates(decisions.engine, decisions.state, decisions.games)
+        return super().action_values(decisions)
+
+    def others_weight(self) -> float:
+        return self.others
+
     def judge(self, engine: Engine, state: GameState, who: np.ndarray) -> np.ndarray:
         return afterstate_values(engine, state, who, self.model, self.others)
 

@@ -14,7 +14,8 @@ import importlib
 import sys
 
 # sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
-COMMANDS = ["simulate", "replay", "render", "bench", "agents", "tournament", "play", "serve", "train", "solve"]
+COMMANDS = ["simulate", "replay", "analyze", "render", "bench", "agents", "tournament", "play", "serve", "train",
+            "solve"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 from midnight_env import cli
 from midnight_env.arena.registry import list_agents
+from midnight_env.core.records import replay_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,6 +36,24 @@ def test_a_whole_game_with_bad_input_along_the_way(monkeypatch, capsys):
     assert "answer with the number of a choice" in out  # the help
     assert "player 0 (runner) places on g" in out  # the opponent's placements are shown
     assert "game over: points" in out and ("you win" in out or "you lose" in out)
+
+
+def test_a_recorded_game_replays_and_is_analysed(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "mine.jsonl"
+    path.write_text("{}", encoding="utf-8")  # a file edited by hand, without its last newline
+    code, out, _ = play(monkeypatch, capsys, "1\n" * 400, "--players", "2", "--opponents", "random", "--seed", "5",
+                        "--record", str(path))
+    assert code == 0 and f"recorded as {path} line 2: midnight analyze {path} --line 2" in out
+    rec = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
+    assert rec["agents"] == ["human", "random"] and rec["seed"] == 5
+    replay_record(rec)
+    assert cli.main(["analyze", str(path), "--line", "2", "--evaluator", "search:budget=100", "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)
+    human = [d for d in analysis["decisions"] if d["seat"] == 0]
+    assert human and analysis["seats"][0]["agent"] == "human"
+    assert analysis["seats"][0]["loss"] == pytest.approx(sum(d["loss"] for d in human), abs=1e-3)
+    code, out, _ = play(monkeypatch, capsys, "q\n", "--players", "2", "--seed", "5", "--record", str(path))
+    assert "nothing recorded" in out and len(path.read_text(encoding="utf-8").splitlines()) == 2
 
 
 def test_choices_by_notation_and_quit(monkeypatch, capsys):

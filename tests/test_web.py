@@ -185,6 +185,32 @@ def test_a_new_game_between_agents_is_the_same_game_for_the_same_link(client):
     assert first["game"]["final_points"] == rec["final_points"]
 
 
+def test_a_game_is_analysed_decision_by_decision_beside_its_view(client, classic):
+    params = {"file": "games.jsonl", "line": 1, "evaluator": "search:budget=100"}
+    analysis = client.get("/api/analysis", params=params).json()
+    decisions = [k for k, ev in enumerate(classic["events"]) if ev["e"] in ("place", "move")]
+    assert [d["event"] for d in analysis["decisions"]] == decisions  # keyed by the event the view shows
+    assert analysis["evaluator"]["spec"] == "search:budget=100" and len(analysis["seats"]) == 2
+    for d in analysis["decisions"]:
+        ev = classic["events"][d["event"]]
+        assert d["chosen"] == ev["a"] and d["loss"] >= 0
+        assert d["forced"] or (set(d["values"]) == set(ev["legal"]) and d["best"] in ev["legal"])
+    assert any(d["loss"] > 0 for d in analysis["decisions"])  # random play loses points somewhere
+
+
+@pytest.mark.parametrize("params,status,why", [
+    ({"evaluator": "search:path=/etc/passwd"}, 400, "option 'path' is not one the page takes"),
+    ({"evaluator": "optimal:path=/tmp"}, 400, "option 'path' is not one the page takes"),
+    ({"evaluator": "mymodule:Agent"}, 400, "is not one the page takes"),
+    ({"evaluator": "expert"}, 400, "values no actions"),
+    ({"evaluator": "optimal"}, 400, "cannot judge midnight_party 2 players"),
+    ({"line": 2}, 422, "line 2: not valid JSON"),
+])
+def test_an_analysis_the_page_cannot_make_is_refused_by_name(client, params, status, why):
+    reply = client.get("/api/analysis", params={"file": "games.jsonl", "line": 1, **params})
+    assert reply.status_code == status and why in reply.json()["error"], reply.json()
+
+
 def test_an_uploaded_file_is_shown_and_never_written(client, data, castle):
     before = sorted(p.name for p in data.iterdir())
     body = (json.dumps(castle) + "\n").encode()

@@ -1,7 +1,8 @@
 """The page in a real browser: headless Chromium (Debian's ``chromium`` and ``chromium-driver``,
 driven by Selenium) against ``midnight serve`` started as a user starts it. A whole game against
 ``random`` played by clicking on the board; a record stepped through with the buttons and the keys
-and opened again from its link; the leaderboard; a bad link answered on the page; the HTML file of
+and opened again from its link; a record analysed, the loss of a move and the better one shown; the
+leaderboard; a bad link answered on the page; the HTML file of
 ``render --html`` opened from disk; a screenshot that is not blank.
 
 The tests are skipped, saying why, where Chromium or its driver is not installed (``.ci/run``
@@ -226,6 +227,36 @@ def test_a_record_is_stepped_through_and_opened_again_from_its_link(server, brow
     assert len(colours) > 50  # not blank: the board, its rooms, guests, text
     for seat_colour in ((0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x94, 0x67, 0xBD)):  # every seat's disc
         assert seat_colour in colours
+
+
+def test_a_record_is_analysed_and_the_loss_of_a_move_and_the_better_one_are_shown(server, browser, data):
+    load(browser, server + "#watch?file=games.jsonl&line=1&event=0")
+    wait(browser, lambda d: shown(d, "viewer") and "games.jsonl line 1" in by(d, "#game-meta").text)
+    assert not shown(browser, "analysis-move")
+    by(browser, "#analyse").click()
+    wait(browser, lambda d: "decisions judged" in by(d, "#analysis-status").text)
+    assert "value-midnight_party-3p:budget=1500" in by(browser, "#analysis-status").text  # the set-up's champion
+    seats = browser.find_elements(By.CSS_SELECTOR, "#analysis-seats tr")
+    assert len(seats) == 1 + 3  # a heading and a row per seat
+    assert browser.find_elements(By.CSS_SELECTOR, "#event-log .mark")  # random seats make mistakes
+    record = json.loads((data / "games.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    for _ in range(len(record["events"])):  # the decisions, until one that loses points
+        by(browser, "#next-decision").click()
+        text = by(browser, "#analysis-move").text
+        if text.startswith("Loses"):
+            break
+        assert text.startswith(("The best choice", "Forced")), text
+    else:
+        pytest.fail("no decision of the game loses points")
+    k = position(browser)
+    assert record["events"][k]["e"] in ("place", "move")
+    better = by(browser, "#analysis-move .better").text.replace(" \u2192 ", ">")
+    assert better in record["events"][k]["legal"] and better != record["events"][k]["a"]
+    drawn = browser.find_elements(By.CSS_SELECTOR, "#watch-board .arrow-better, #watch-board .mark-better")
+    assert better == "pass" or drawn  # the better move drawn on the board
+    by(browser, "body").send_keys(Keys.ARROW_RIGHT)  # a roll: no judgement shown
+    if record["events"][k + 1]["e"] not in ("place", "move"):
+        assert not shown(browser, "analysis-move")
 
 
 def test_the_leaderboard_shows_the_table_and_the_ratings_plot(server, browser):

@@ -114,6 +114,22 @@ class Agent:
         return f"<agent {self.name}>"
 
 
+def fit_error(agent: Agent, engine: Engine) -> str | None:
+    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one, a
+    solution of another set-up), or None. An agent says so by a ``check_engine(engine)`` that
+    raises a ValueError, of its own or of its ``model``."""
+    check = getattr(agent, "check_engine", None)
+    if check is None:
+        check = getattr(getattr(agent, "model", None), "check_engine", None)
+    if check is None:
+        return None
+    try:
+        check(engine)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 def decide(agent: Agent, decisions: Decisions) -> np.ndarray:
     """``agent.act(decisions)``, checked: one legal action per game as an int64 array, or an
     :class:`AgentError` naming the agent, the game and the action. An agent

@@ -3,6 +3,8 @@
 The board is drawn before each of your decisions; you see the roll and the legal choices
 numbered, and answer with a number or the choice's notation (``g14>g18``). ``q`` quits, ``b``
 redraws the board, ``?`` explains. Bad input is answered with a message and asked again.
+``--record FILE`` appends the finished game to FILE as a record (``midnight analyze FILE`` then
+judges every decision of it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, engine_from_args
 from midnight_env.core.dice import agent_streams, face_name
 from midnight_env.core.engine import Engine
+from midnight_env.core.records import Recorder, write_records
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
 
 _HELP = ("answer with the number of a choice, or its notation (g7 to place, g14>g18 or g3>r1 to move), "
@@ -33,6 +36,9 @@ def add_parser(sub) -> None:
                    help="one agent for every other seat, or one per other seat in seat order (default expert)")
     p.add_argument("--seed", type=int, default=None, help="game seed (default: a random one, printed)")
     p.add_argument("--no-color", action="store_true", help="plain text without ANSI colours")
+    p.add_argument("--record", metavar="FILE",
+                   help="append the finished game to FILE as a record (midnight-record/1), to replay or to judge "
+                        "with midnight analyze FILE --line K")
     p.set_defaults(run=run)
 
 
@@ -124,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
     out = print
     state = engine.new_games([seed])
     rng = agent_streams([seed])
+    recorder = Recorder(engine, [seed], [["human" if spec is None else spec for spec in specs]])
+    if args.record:  # a file that cannot be written is named now, not after the game
+        open(args.record, "a", encoding="utf-8").close()
     table = ", ".join("you" if spec is None else f"{s}: {spec}" for s, spec in enumerate(specs))
     out(f"{engine.variant}, {n} players, seed {seed}; you are player {args.seat}; seats {table}")
     out(_HELP)
@@ -134,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
             out(f"round {rounds_seen} is over: points {state.spooky[0].tolist()}")
         p = int(state.player[0])
         if state.phase[0] == ROLL:
-            face = int(engine.apply_roll(state)[0])
+            faces = engine.apply_roll(state)
+            recorder.rolls(np.array([p]), faces)
+            recorder.round_ends(state)
+            face = int(faces[0])
             who = "you" if p == args.seat else f"player {p}"
             if face_name(face) == "hugo":
                 square = engine.hugo_square(state)
@@ -145,16 +157,35 @@ def run(args: argparse.Namespace) -> int:
         if p == args.seat:
             action = choose(engine, state, color, out)
             if action is None:
-                out("game left unfinished: goodbye")
+                out("game left unfinished: goodbye" + (" (nothing recorded)" if args.record else ""))
                 return 0
         else:
             action = int(decide(agents[p], Decisions(engine, state, np.array([0]), rng, np.array([seed])))[0])
             verb = "places on" if state.phase[0] == PLACE else f"rolled {int(state.roll[0])} and moves"
             out(f"player {p} ({specs[p]}) {verb} {engine.layout.to_notation(action, int(state.roll[0]))}")
+        recorder.decisions(state, np.array([action]))
         engine.apply_action(state, [action])
+        recorder.round_ends(state)
     out(_board(engine, state, color))
     winners = engine.winners(state, 0)
     points = state.spooky[0].tolist()
     verdict = "you win" + (" (shared)" if len(winners) > 1 else "") if args.seat in winners else "you lose"
     out(f"game over: points {points}; winners {winners}: {verdict}")
+    if args.record:
+        line = append_record(args.record, recorder.record(state, 0))
+        out(f"recorded as {args.record} line {line}: midnight analyze {args.record} --line {line} judges every "
+            "decision")
     return 0
+
+
+def append_record(path: str, rec: dict) -> int:
+    """Append ``rec`` to the record file ``path`` (a line of its own); returns its line number."""
+    with open(path, "a+b") as f:
+        f.seek(0)
+        data = f.read()
+        if data and not data.endswith(b"\n"):  # a file edited by hand: the record starts a line of its own
+            f.write(b"\n")
+            data += b"\n"
+    with open(path, "a", encoding="utf-8") as f:
+        write_records([rec], f, path)
+    return data.count(b"\n") + 1

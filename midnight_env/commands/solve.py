@@ -1,4 +1,5 @@
-"""``midnight solve``: exact optimal play of a small set-up, its value, and every agent's regret."""
+"""``midnight solve``: exact optimal play of a small set-up, its value, every agent's regret, and the
+exact best response to an agent (``--best-response``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import time
 from midnight_env.arena.registry import split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
-from midnight_env.solve.solution import OBJECTIVES, solution_folder, solution_name, solve
+from midnight_env.solve.solution import (
+    OBJECTIVES,
+    check_set_up,
+    set_up_config,
+    solution_folder,
+    solution_name,
+    solve,
+    solver_engine,
+)
 
 
 def add_parser(sub) -> None:
@@ -23,7 +32,9 @@ def add_parser(sub) -> None:
                     "0's points minus seat 1's). max_turns is ignored: games are solved to their end.")
     add_game_arguments(p, players_default=1)
     p.add_argument("--objective", default="points", help=f"{' or '.join(OBJECTIVES)} (default points)")
-    p.add_argument("--out", metavar="DIR", help="save the solution (solution.npz + solution.json) into DIR")
+    p.add_argument("--out", metavar="DIR",
+                   help="save the solution (solution.npz + solution.json) into DIR; with --best-response the best "
+                        "response instead (played by optimal:path=DIR in its seat)")
     p.add_argument("--save", action="store_true",
                    help=f"save the solution into the solution folder, where the optimal agent finds it "
                         f"(MIDNIGHT_SOLUTIONS, now {solution_folder()})")
@@ -36,6 +47,10 @@ def add_parser(sub) -> None:
     p.add_argument("--games", type=int, default=0,
                    help="with --regret: also play this many games per agent for a 95%% interval (default 0)")
     p.add_argument("--seed", type=int, default=0, help="with --games: game j is seeded SEED+j (default 0)")
+    p.add_argument("--best-response", metavar="AGENT",
+                   help="two players: the exact best response of one seat (--seat) to AGENT in the other, AGENT's "
+                        "own value there (AGENT in both seats) and the gain; --out DIR saves the best response")
+    p.add_argument("--seat", type=int, default=0, help="with --best-response: the responder's seat (default 0)")
     p.add_argument("--max-states", type=int,
                    help="stop with an error beyond this many states (default: what the memory available holds)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
@@ -68,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "
                          f"{args.seed + args.games - 1}: allowed are game seeds {SEED_RANGE}")
     specs = split_specs(args.regret) if args.regret else []
+    responder = _best_response_agent(args, options)
     progress = _progress(not args.no_progress and not args.json and sys.stderr.isatty())
     solution = solve(args.variant, args.players, args.objective, max_states=args.max_states, progress=progress,
                      **options)
@@ -75,10 +91,17 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     meta = solution.meta
     saved = []
-    if args.out:
+    if args.out and responder is None:
         saved.append(str(solution.save(args.out)))
     if args.save:
         saved.append(str(solution.save(solution_folder() / solution_name(solution.config, solution.objective))))
+    response, response_saved = None, None
+    if responder is not None:
+        from midnight_env.solve.best_response import best_response
+
+        response = best_response(solution, responder, args.seat)
+        if args.out:
+            response_saved = str(response.solution.save(args.out))
     checks = {}
     if args.check:
         from midnight_env.solve.check import check_bellman, check_games, check_transitions
@@ -100,10 +123,72 @@ def run(args: argparse.Namespace) -> int:
             out["regret"] = [{"agent": r.agent, "value": r.value, "regret": r.regret, "decisions": r.decisions,
                               "tied": r.tied, **({"played": r.played[0], "played_95": r.played[1]}
                                                  if r.played else {})} for r in rows]
+        if response is not None:
+            out.update(best_response_json(response, response_saved))
         print(json.dumps(out))
         return 0
     print_table(solution, saved, checks, rows)
+    if response is not None:
+        print_best_response(response, response_saved)
     return 0
+
+
+def _best_response_agent(args: argparse.Namespace, options: dict):
+    """The agent of ``--best-response``, built and checked before anything is solved (None without
+    the flag): UsageError for one player or a seat out of range; the registry's error for an agent
+    it does not know; an agent that cannot play the set-up is named (with ``--save`` that check
+    waits for the solution to be saved, so that plain ``optimal`` can answer in the same run)."""
+    if args.best_response is None:
+        if args.seat != 0:
+            raise UsageError("--seat is for --best-response: give the agent to respond to")
+        return None
+    if args.players < 2:
+        raise UsageError(f"--best-response needs another seat to respond to: --players {args.players} has none "
+                         "(allowed: --players 2)")
+    if not 0 <= args.seat < args.players:
+        raise UsageError(f"--seat {args.seat} is out of range: allowed are 0 to {args.players - 1} "
+                         f"(--players {args.players})")
+    from midnight_env.arena.agent import fit_error
+    from midnight_env.arena.registry import make_agent
+
+    spec = args.best_response.strip()
+    agent = make_agent(spec)
+    agent.name = spec
+    if not args.save:
+        config = set_up_config(args.variant, args.players, **options)
+        check_set_up(config, args.objective)
+        problem = fit_error(agent, solver_engine(config))
+        if problem is not None:
+            raise UsageError(f"--best-response {spec!r} cannot play this set-up: {problem}")
+    return agent
+
+
+def best_response_json(response, saved: str | None = None) -> dict:
+    return {"best_response_value": response.value, "agent_value": response.agent_value, "gain": response.gain,
+            "seat": response.seat, "agent": response.agent, "agent_decisions": response.decisions,
+            "agent_tied": response.tied, "best_response_residual": response.residual,
+            "best_response_seconds": response.seconds,
+            **({"best_response_saved": saved} if saved else {})}
+
+
+def print_best_response(response, saved: str | None = None) -> None:
+    other = ", ".join(str(s) for s in range(response.solution.config.num_players) if s != response.seat)
+    if response.objective == "points":
+        means, unit = "seat 0's points minus seat 1's", "points of difference a game"
+    else:
+        means, unit = "seat 0's chance to win", "chance to win"
+    ties = "none" if response.tied == 0 else \
+        f"{response.tied:,} of its {response.decisions:,} decisions ({response.tied / response.decisions:.1%})"
+    print()
+    print(f"{'best response':<15}seat {response.seat} against {response.agent} in seat {other} ({means})")
+    print(f"{'value':<15}{response.value:.6f} (the game's value {response.optimum:.6f})")
+    print(f"{'agent itself':<15}{response.agent_value:.6f} ({response.agent} in every seat)")
+    print(f"{'gain':<15}{response.gain:.6f} {unit} for seat {response.seat} "
+          f"(positive: {response.agent} is exploitable; 0: it is not)")
+    print(f"{'agent ties':<15}{ties} (where its draw chose among tied choices: evaluated as their mixture)")
+    print(f"{'time':<15}{response.seconds:.1f} CPU-seconds")
+    if saved:
+        print(f"{'saved':<15}{saved} (optimal:path={saved} in seat {response.seat} plays the best response)")
 
 
 def print_table(solution, saved, checks, rows) -> None:

@@ -11,7 +11,8 @@
 Modules: ``keys`` (a position as a 64-bit key), ``graph`` (the reachable positions and their
 transitions, made by the engine's own rule kernel), ``values`` (value iteration and policy
 evaluation on the graph), ``solution`` (:func:`solve`, :class:`Solution`, the file format),
-``policy`` (an agent's policy on the graph, its exact value and regret), ``check`` (the solver's
+``policy`` (an agent's policy on the graph, its exact value and regret), ``best_response`` (the
+exact best response to an agent in a two-player set-up, its gain, as a solution), ``check`` (the solver's
 transitions and values checked against ``Engine`` calls), ``analysis`` (what optimal play looks
 like: placement values, how often it meets each position, what it decides where).
 """

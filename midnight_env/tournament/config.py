@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from midnight_env.arena.agent import fit_error
 from midnight_env.arena.registry import AgentError, agent_infos, make_agent, plugin_errors, split_specs
 from midnight_env.core.config import make_config
 from midnight_env.core.engine import ENGINE_VERSION, Engine
@@ -75,22 +76,6 @@ class TournamentConfig:
 
     def engine(self) -> Engine:
         return Engine(self.variant, self.num_players, **self.options)
-
-
-def fit_error(agent, engine: Engine) -> str | None:
-    """Why ``agent`` cannot play ``engine``'s game (a trained model made for another one, a
-    solution of another set-up), or None. An agent says so by a ``check_engine(engine)`` that
-    raises a ValueError, of its own or of its ``model``."""
-    check = getattr(agent, "check_engine", None)
-    if check is None:
-        check = getattr(getattr(agent, "model", None), "check_engine", None)
-    if check is None:
-        return None
-    try:
-        check(engine)
-    except ValueError as err:
-        return str(err)
-    return None
 
 
 def playable_agents(variant: str = DEFAULT_VARIANT, num_players: int = DEFAULT_PLAYERS,

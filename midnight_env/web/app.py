@@ -9,6 +9,8 @@
 ``POST /api/upload``          a record file (body, ``application/octet-stream``), kept in memory
 ``GET /api/game``             a game view: ``file`` + ``line``, ``upload`` + ``line``, ``db`` + ``key`` +
                               ``game``, or a new game of ``agents`` with ``variant``, ``players``, ``seed``
+``GET /api/analysis``         every decision of such a game judged (``midnight analyze``; ``evaluator``:
+                              optimal or an agent by name, with budget=N; default the strongest)
 ``GET /api/tournaments``      the tournaments of database ``db``
 ``GET /api/tournament``       the games of tournament ``key`` of ``db`` (``offset``, ``limit``)
 ``GET /api/leaderboard``      its standings; ``/api/leaderboard.png`` the ratings plot
@@ -29,6 +31,7 @@ import io
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -41,10 +44,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from midnight_agents.catalog import SHIPPED_CHAMPIONS
+from midnight_env.arena.agent import fit_error
 from midnight_env.arena.registry import agent_infos, make_agent, plugin_errors
 from midnight_env.core.config import VARIANTS
 from midnight_env.core.engine import Engine
-from midnight_env.tournament.config import fit_error
 from midnight_env.web.errors import WebError
 from midnight_env.web.export import STATIC
 from midnight_env.web.play import HumanGame, HumanGames
@@ -57,7 +60,7 @@ from midnight_env.web.sources import (
     record_at,
     summaries,
 )
-from midnight_env.web.views import MAX_EVENTS, agents_record, record_view
+from midnight_env.web.views import MAX_EVENTS, agents_record, analysis_view, record_view
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 # the page loads nothing from elsewhere, and no other site may frame it
@@ -203,22 +206,29 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         listed = await run_in_threadpool(lambda: summaries(uploads.lines(key)))
         return JSONResponse({"upload": key, "name": uploads.get(key)[0], **listed})
 
-    def game_of(q) -> dict:
+    def record_of(q) -> tuple[Any, int | None, str | None]:
+        """The record a request names, its line and where it comes from (for messages)."""
         sources = [k for k in ("file", "upload", "db", "agents") if k in q]
         if len(sources) != 1:
             raise WebError("say which game: file and line, upload and line, db, key and game, or agents, variant, "
                            "players and seed" + (f" (got {', '.join(sources)})" if sources else ""))
         if "file" in q:
-            return record_view(folder.record(q["file"], q.get("line")), _line(q), q["file"])
+            return folder.record(q["file"], q.get("line")), _line(q), q["file"]
         if "upload" in q:
             name, _ = uploads.get(q["upload"])
-            return record_view(record_at(uploads.lines(q["upload"]), _line(q), name), _line(q), name)
+            return record_at(uploads.lines(q["upload"]), _line(q), name), _line(q), name
         if "db" in q:
             game = q.get("game")
             where = f"{q['db']}, tournament {q.get('key', '')}, game {game}"
-            return record_view(folder.tournament_record(q["db"], q.get("key", ""), game), None, where)
-        return record_view(agents_record(q.get("variant", VARIANTS[0]), q.get("players", "4"), q["agents"],
-                                         q.get("seed", "0")))
+            return folder.tournament_record(q["db"], q.get("key", ""), game), None, where
+        return agents_record(q.get("variant", VARIANTS[0]), q.get("players", "4"), q["agents"],
+                             q.get("seed", "0")), None, None
+
+    def game_of(q) -> dict:
+        return record_view(*record_of(q))
+
+    def analysis_of(q) -> dict:
+        return analysis_view(*record_of(q), q.get("evaluator"))
 
     def _line(q) -> int:
         return check_line(q.get("line"))
@@ -226,6 +236,10 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     @api
     async def game(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(game_of, request.query_params))
+
+    @api
+    async def analysis(request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(analysis_of, request.query_params))
 
     @api
     async def tournaments(request: Request) -> Response:
@@ -303,6 +317,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
         Route("/api/records", records),
         Route("/api/upload", upload, methods=["POST"]),
         Route("/api/game", game),
+        Route("/api/analysis", analysis),
         Route("/api/tournaments", tournaments),
         Route("/api/tournament", tournament),
         Route("/api/leaderboard", leaderboard),

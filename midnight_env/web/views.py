@@ -6,7 +6,8 @@ page can mark legal moves and take clicks on them. A *frame* is one position: it
 (``render.svg.position_svg``), whose turn, the roll, the points and, at a decision, the legal
 choices in record notation. A *game view* is a record replayed: the board view, the record's
 events and a frame before each event and after the last one (frame k shows the position event k
-starts from). Every fact comes from the engine; no text of the record ends up in an SVG.
+starts from). Every fact comes from the engine; no text of the record ends up in an SVG. An
+*analysis* is the game's decisions judged (``midnight_env.analysis``), shown beside the board.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from midnight_env.analysis import AnalysisError, analyze_record
+from midnight_env.arena.agent import fit_error
 from midnight_env.arena.play import play_batch
-from midnight_env.arena.registry import agent_infos, make_agent, split_specs
+from midnight_env.arena.registry import agent_infos, make_agent, parse_spec, split_specs
 from midnight_env.core.config import make_config
 from midnight_env.core.dice import FACES_BY_NAME
 from midnight_env.core.engine import Engine
@@ -28,7 +31,6 @@ from midnight_env.render.seats import PLAYER_COLOURS, seat_hex
 from midnight_env.render.snapshot import snapshot, turn_text
 from midnight_env.render.style import game_title
 from midnight_env.render.svg import board_svg, position_svg
-from midnight_env.tournament.config import fit_error
 from midnight_env.web.errors import WebError
 
 MAX_EVENTS = 5000  # events of a game shown (a game at the default max_turns of 2000 rolls has fewer)
@@ -75,14 +77,17 @@ def _clean_events(events: list[dict]) -> list[dict]:
     return [{k: ev[k] for k in _EVENT_KEYS if k in ev} for ev in events]
 
 
+def _check_length(rec: Any, line: int | None) -> None:
+    events = rec.get("events") if isinstance(rec, dict) else None
+    if isinstance(events, list) and len(events) > MAX_EVENTS:
+        raise RecordError(f"the game has {len(events)} events: games of at most {MAX_EVENTS} events are shown", line)
+
+
 def record_view(rec: Any, line: int | None = None, name: str | None = None) -> dict:
     """A record replayed into a game view; WebError (422) naming the file (``name``), the line and
     the event of a record that does not replay, or one too long to show."""
     try:
-        events = rec.get("events") if isinstance(rec, dict) else None
-        if isinstance(events, list) and len(events) > MAX_EVENTS:
-            raise RecordError(f"the game has {len(events)} events: games of at most {MAX_EVENTS} events are shown",
-                              line)
+        _check_length(rec, line)
         engine = engine_for_record(rec, line)
         replay_record(rec, line, engine)  # a bad record is refused before anything is drawn
     except RecordError as err:
@@ -103,6 +108,43 @@ def record_view(rec: Any, line: int | None = None, name: str | None = None) -> d
             else None, "final_points": rec["final_points"], "winners": sorted(rec["winners"]),
             "truncated": rec["truncated"]}
     return {"board": board_view(engine), "game": game, "events": _clean_events(rec["events"]), "frames": frames}
+
+
+def analysis_view(rec: Any, line: int | None = None, name: str | None = None, evaluator: Any = None) -> dict:
+    """Every decision of a record judged (:func:`midnight_env.analysis.analyze_record`, as JSON);
+    WebError naming a record that does not replay (422) or an evaluator the page does not take or
+    that cannot judge the game (400). ``evaluator``: None (the strongest available), ``optimal``,
+    or a registered agent by name with at most ``budget`` and ``turns`` (a request names no file)."""
+    spec = None if evaluator in (None, "") else _page_evaluator(str(evaluator))
+    try:
+        _check_length(rec, line)
+        analysis = analyze_record(rec, line, spec, source=name)
+    except RecordError as err:
+        raise WebError(f"{name}: {err}" if name else str(err), 422) from None
+    except AnalysisError as err:
+        raise WebError(str(err)) from None
+    return analysis.as_dict()
+
+
+def _page_evaluator(spec: str) -> str:
+    shown = spec[:60]
+    try:
+        name, options = parse_spec(spec)
+    except ValueError as err:
+        raise WebError(str(err)) from None
+    names = [info.name for info in agent_infos()]
+    if name != "optimal" and name not in names:
+        raise WebError(f"evaluator {shown!r} is not one the page takes: allowed are optimal, or a registered agent "
+                       f"by name ({', '.join(names)}) with budget=N or turns=T")
+    bad = sorted(k for k, v in options.items() if k not in PAGE_EVALUATOR_OPTIONS or name == "optimal"
+                 or isinstance(v, bool) or not isinstance(v, int))
+    if bad:
+        raise WebError(f"evaluator {shown!r}: option {bad[0]!r} is not one the page takes: allowed are "
+                       "budget=N and turns=T (whole numbers), none for optimal (files are for the command line)")
+    return spec
+
+
+PAGE_EVALUATOR_OPTIONS = ("budget", "turns")
 
 
 def agents_record(variant: Any, players: Any, agents: Any, seed: Any) -> dict:
@@ -161,4 +203,4 @@ def seat_agents(engine: Engine, specs: list[str | None]) -> list:
     return [None if spec is None else made[spec] for spec in specs]
 
 
-__all__ = ["MAX_EVENTS", "board_view", "frame", "record_view", "agents_record", "seat_agents"]
+__all__ = ["MAX_EVENTS", "board_view", "frame", "record_view", "analysis_view", "agents_record", "seat_agents"]

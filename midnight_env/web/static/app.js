@@ -124,7 +124,7 @@
         return marker;
       };
       const defs = svgEl("defs");
-      defs.append(head("legal"), head("chosen"));
+      defs.append(head("legal"), head("chosen"), head("better"));
       this.layers = { board: svgEl("g"), frame: svgEl("g"), marks: svgEl("g"), picks: svgEl("g") };
       this.layers.board.innerHTML = board.svg;
       this.svg.append(defs, this.layers.board, this.layers.frame, this.layers.marks, this.layers.picks);
@@ -223,7 +223,7 @@
   // Watch
 
   const watch = {
-    board: null, view: null, k: 0, source: null, timer: null, decisions: [],
+    board: null, view: null, k: 0, source: null, timer: null, decisions: [], analysis: null,
   };
 
   function sourceParams(source) {
@@ -245,6 +245,7 @@
     }
     watch.view = view;
     watch.source = source;
+    resetAnalysis();
     watch.decisions = view.events.map((ev, i) => (isDecision(ev) ? i : -1)).filter((i) => i >= 0);
     watch.board.setBoard(view.board);
     $("welcome").hidden = true;
@@ -280,6 +281,7 @@
     const agents = view.game.agents;
     watch.board.show(frame);
     if (isDecision(ev)) watch.board.markChoices(frame.legal, ev.a);
+    showJudged(k);
     $("slider").value = String(k);
     $("event-input").value = String(k);
     $("position").textContent = k < view.events.length ? `event ${k} of ${view.events.length}` : "the end";
@@ -317,6 +319,75 @@
     if (!watch.source.embedded || location.hash.startsWith("#event=") || location.hash === "") {
       history.replaceState(null, "", link);
     }
+  }
+
+  // the analysis (api/analysis): every decision judged, the loss of the one shown and the better move
+  const MARK_SYMBOLS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+  const signed = (v) => (v >= 0 ? "+" : "") + v.toFixed(2);
+
+  function resetAnalysis() {
+    watch.analysis = null;
+    $("analyse").disabled = false;
+    $("analysis-status").textContent = "";
+    $("analysis-move").hidden = true;
+    $("analysis-seats").hidden = true;
+  }
+
+  async function analyse() {
+    const source = watch.source;
+    if (!source || source.embedded) return;
+    $("analyse").disabled = true;
+    $("analysis-status").textContent = "analysing\u2026";
+    let data;
+    try {
+      data = await api(`api/analysis?${query(sourceParams(source))}`);
+    } catch (err) {
+      if (watch.source === source) {
+        $("analyse").disabled = false;
+        $("analysis-status").textContent = "";
+        showMessage(err.message);
+      }
+      return;
+    }
+    if (watch.source !== source) return;  // another game was opened meanwhile
+    watch.analysis = { data, byEvent: new Map(data.decisions.map((d) => [d.event, d])) };
+    const status = $("analysis-status");
+    status.textContent = `by ${data.evaluator.spec}: ${data.decisions.length} decisions judged in ${data.seconds} s`;
+    status.title = `${data.evaluator.about}. A value is ${data.evaluator.values}; a loss is the best value minus the chosen one's.`;
+    const seats = $("analysis-seats");
+    seats.replaceChildren(el("tr", {}, el("th"), el("th", { text: "seat" }), el("th", { text: "points lost" }),
+      el("th", { text: "?!" , title: "inaccuracies" }), el("th", { text: "?", title: "mistakes" }),
+      el("th", { text: "??", title: "blunders" })),
+    ...data.seats.map((s) => el("tr", {}, el("td", {}, swatch(watch.view.board.colours[s.seat])),
+      el("td", { text: seatName(s.seat, watch.view.game.agents) }), el("td", { class: "number", text: s.loss.toFixed(2) }),
+      el("td", { class: "number", text: String(s.inaccuracies) }), el("td", { class: "number", text: String(s.mistakes) }),
+      el("td", { class: "number", text: String(s.blunders) }))));
+    seats.hidden = false;
+    for (const d of data.decisions) {
+      const li = $("event-log").querySelector(`li[data-k="${d.event}"]`);
+      if (li && d.mark) li.append(el("span", { class: `mark ${d.mark}`, text: MARK_SYMBOLS[d.mark], title: `${d.mark}: loses ${d.loss.toFixed(2)} points` }));
+    }
+    showStep(watch.k);
+  }
+
+  function showJudged(k) {
+    const box = $("analysis-move");
+    const d = watch.analysis && watch.analysis.byEvent.get(k);
+    if (!d) {
+      box.hidden = true;
+      return;
+    }
+    box.className = `analysis-move ${d.mark || ""}`;
+    if (d.forced) box.replaceChildren("Forced: the only legal choice.");
+    else if (d.loss === 0) box.replaceChildren(`The best choice (value ${signed(d.best_value)} points).`);
+    else {
+      const mark = d.mark ? ` \u2014 ${MARK_SYMBOLS[d.mark]} ${d.mark}` : "";
+      box.replaceChildren(el("b", { text: `Loses ${d.loss.toFixed(2)} points${mark}.` }), " Better: ",
+        el("span", { class: "better", text: notation(d.best) }),
+        ` (value ${signed(d.best_value)}, the choice made ${signed(d.chosen_value)}), drawn in green.`);
+      watch.board.markOne(d.best, "better");
+    }
+    box.hidden = false;
   }
 
   function watchLink(k) {
@@ -365,6 +436,7 @@
     $("prev-decision").onclick = () => jumpDecision(-1);
     $("next-decision").onclick = () => jumpDecision(1);
     $("play-pause").onclick = togglePlaying;
+    $("analyse").onclick = analyse;
     $("slider").oninput = () => { stopPlaying(); showStep(Number($("slider").value)); };
     $("event-input").onchange = () => { stopPlaying(); showStep(Number($("event-input").value)); };
     $("speed").onchange = () => { if (watch.timer) { stopPlaying(); togglePlaying(); } };
