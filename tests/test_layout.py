@@ -221,8 +221,16 @@ def test_old_import_paths_are_the_moved_modules():
 
     from midnight_env._old_paths import MOVED
 
+    checked = 0
     for old, new in MOVED.items():
-        assert importlib.import_module(f"midnight_env.{old}") is importlib.import_module(new), old
+        try:
+            module = importlib.import_module(new)
+        except ImportError as err:  # an adapter whose library is an extra not installed (pyspiel, ray)
+            assert not (err.name or "").startswith("midnight"), err
+            continue
+        assert importlib.import_module(f"midnight_env.{old}") is module, old
+        checked += 1
+    assert checked >= 30, "the core, arena and Gymnasium modules import with the default extras"
     assert set(MOVED.values()) <= set(installed_modules())
 
 
