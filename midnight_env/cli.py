@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
 COMMANDS = ["simulate", "replay", "analyze", "render", "bench", "agents", "tournament", "play", "serve", "train",
-            "solve"]
+            "solve", "exploit"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()  # imports the commands: a bad MIDNIGHT_* setting is reported here
         args = parser.parse_args(argv)
         command = f"midnight {args.command}"
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # here, not at exit, so that a closed pipe is caught below
+        return code
+    except BrokenPipeError:  # the reader went away (`midnight agents | head`): nothing to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141 if os.name == "posix" else 1
     except (ValueError, OSError) as err:  # bad input, and files that cannot be read or written
         print(f"{command}: error: {err}", file=sys.stderr)
         return 2

@@ -134,3 +134,15 @@ def test_agent_spec_with_a_bare_path_loads_a_model_file():
     path = Path(__file__).parents[1] / "agents" / "models" / "ppo-midnight_party-4p.npz"
     agent = make_agent(f"ppo:{path}")
     assert agent.name == f"ppo:{path}"
+
+
+def test_a_reader_that_goes_away_gets_no_error_message():
+    """``midnight agents | head -1``: the command stops quietly when its reader closes the pipe."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "midnight_env.cli", "agents"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (141, 1) and err == "", err
