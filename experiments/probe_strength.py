@@ -5,7 +5,7 @@ How much better than a reference agent is a candidate, in a given field? Duplica
 For every deal (one game seed) and every seat r, the candidate plays seat r against the field in
 the other seats, and so does the reference agent: the same dice (the engine's die faces depend on
 the game seed alone) and the same opponents, so the difference of their points in seat r is a
-paired measurement with most of the luck taken out (``training.evaluate.play_every_seat``; a
+paired measurement with most of the luck taken out (``training.evaluate.paired_games``; a
 field larger than the seats left takes turns, the next N - 1 of its agents per deal, so a full
 field can be probed too). Prints, per candidate, its mean points, the reference's, their
 difference with a 95 % interval over deals, and the candidate's decisions per CPU-second (the
@@ -25,7 +25,7 @@ import numpy as np
 from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.core.engine import Engine
 from midnight_env.infra.seeds import derived_seed
-from midnight_env.training.evaluate import mean_ci, play_every_seat
+from midnight_env.training.evaluate import mean_ci, paired_games, play_every_seat
 
 
 class Timed:
@@ -58,14 +58,16 @@ def main() -> None:
     seeds = np.array([derived_seed("probe", a.seed, d) for d in range(a.deals)], np.int64)
     field = [make_agent(s) for s in split_specs(a.field)]
     ref = Timed(make_agent(a.reference))
-    base = play_every_seat(engine, ref, field, seeds, a.batch).agent_points()
+    reference = play_every_seat(engine, ref, field, seeds, a.batch)
+    base = reference.agent_points()
     print(f"{a.variant} {a.players}p, field {a.field}, {a.deals} deals x {a.players} seats, seed {a.seed}")
     print(f"reference {a.reference}: {base.mean():.2f} points, {ref.decisions / max(ref.seconds, 1e-9):.0f} dec/s")
     for spec in split_specs(a.agents):
         cand = Timed(make_agent(spec))
         start = time.process_time()
-        pts = play_every_seat(engine, cand, field, seeds, a.batch).agent_points()
-        diff, half = mean_ci((pts - base).mean(axis=1))
+        paired = paired_games(engine, cand, reference, field, seeds, batch=a.batch)
+        pts = paired.candidate.agent_points()
+        diff, half = mean_ci(paired.points_difference())
         print(f"{spec:40s} {pts.mean():7.2f} points  diff {diff:+.2f} ± {half:.2f}  "
               f"{cand.decisions / max(cand.seconds, 1e-9):8.0f} dec/s  ({time.process_time() - start:.0f} s)",
               flush=True)

@@ -34,7 +34,8 @@ SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
 NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
                       "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": [],
-                      "play": {}}
+                      "play": {}, "learner_seat": -1, "learner_records": False, "max_cpu_seconds": 0.0,
+                      "resume": False}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:

@@ -17,12 +17,22 @@ from pathlib import Path
 class MetricLogger:
     """``log(step, {"losses/value_loss": 0.3, ...})`` appends to ``metrics.csv`` (step, seconds, name, value)."""
 
-    def __init__(self, run_dir: str | Path, tensorboard: bool = True):
+    def __init__(self, run_dir: str | Path, tensorboard: bool = True, append_to_step: int | None = None,
+                 seconds: float = 0.0):
+        """``append_to_step``: a resumed run keeps the rows of an existing ``metrics.csv`` up to that
+        step and writes on after them; ``seconds``: the time already spent (the seconds column
+        goes on from there)."""
         self.path = Path(run_dir) / "metrics.csv"
+        kept = []
+        if append_to_step is not None and self.path.is_file():
+            with open(self.path, newline="", encoding="utf-8") as f:
+                kept = [row for row in csv.DictReader(f) if int(row["step"]) <= append_to_step]
         self._file = open(self.path, "w", newline="", encoding="utf-8")
         self._csv = csv.writer(self._file)
         self._csv.writerow(["step", "seconds", "name", "value"])
-        self._start = time.perf_counter()
+        for row in kept:
+            self._csv.writerow([row["step"], row["seconds"], row["name"], row["value"]])
+        self._start = time.perf_counter() - seconds
         self.tb = None
         if tensorboard:
             try:

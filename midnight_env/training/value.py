@@ -40,7 +40,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 if "torch" not in sys.modules:  # see native.py: torch's OpenMP threads must not spin
@@ -75,6 +77,9 @@ from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 
 SNAPSHOT = "snapshot"  # league entry: a frozen past network
+RESUME_FILE = "resume.pt"  # in checkpoints/: what a resumed run continues from
+RESUME_FORMAT = "midnight-value-resume/1"
+RESUMABLE = {"resume", "progress", "total_timesteps", "max_seconds", "max_cpu_seconds", "config"}  # may change
 
 
 @dataclass
@@ -85,6 +90,11 @@ class Args:
     """name of the run (default value-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
     run_dir: str = "runs"
     """folder that receives the run folders"""
+    resume: bool = False
+    """continue the run in <run_dir>/<exp_name>-s<seed> from its last checkpoint (checkpoints/resume.pt:
+    the network, optimizer, replay, snapshots, random streams, steps and CPU time so far) instead of
+    starting a new folder; the budgets (total_timesteps, max_seconds, max_cpu_seconds) may change,
+    nothing else. A folder without a checkpoint starts from the beginning there"""
     seed: int = 1
     """seed of torch, of the line-ups, of the exploration and of the games"""
     threads: int = 1
@@ -99,6 +109,10 @@ class Args:
     """env steps to train for (decisions in training games, every seat's)"""
     max_seconds: float = 0.0
     """stop after this many seconds of training (0: no limit)"""
+    max_cpu_seconds: float = 0.0
+    """stop after this many CPU-seconds of the process (time.process_time: every thread's, the
+    evaluations' included; a resumed run counts its time before), 0: no limit. With a limit the
+    learning rate's and the exploration's schedules end where it or total_timesteps comes first"""
     games_per_iteration: int = 2000
     """training games played per iteration"""
     batch_games: int = 500
@@ -153,6 +167,13 @@ class Args:
     """probability that a seat is held by the learner (else by an agent drawn from the league)"""
     league: list[str] = field(default_factory=lambda: ["expert", SNAPSHOT])
     """agents of the other seats: agent specs, 'snapshot' for a frozen past network"""
+    learner_seat: int = -1
+    """the seat the learner holds in every training game, the other seats as self_play and the league
+    draw them (-1: the learner in any seat, one at least per game). With a league of one agent and
+    self_play 0: a best response to that agent in that seat (``midnight exploit``)"""
+    learner_records: bool = False
+    """fit only the records of the learner's own decisions (a best response: the league's decisions
+    are another policy's, whose values the learner does not play by)"""
     snapshot_every: int = 10
     """iterations between snapshots added to the league"""
     pool_size: int = 4
@@ -229,7 +250,8 @@ class Explorer(Agent):
 
 def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray,
                     points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0,
-                    greedy_targets: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+                    greedy_targets: bool = False, record_agents: list[int] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, int]:
     """Play the games to the end; (afterstate observations (M, D) float16, targets (M, N) float32,
     decisions). Row m is one decision's afterstate seen by the player who decided; its target is
     the points every player (that one first, then clockwise) booked after it, or with
@@ -240,13 +262,17 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
     ``greedy_targets`` (with ``td_lambda`` < 1 and a model): where an :class:`Explorer` played a
     random move instead of its greedy one, the return before it stops there (Watkins' Q(lambda))
     and takes the greedy move's afterstate instead, its points and predicted value: the targets
-    value the greedy play, however much the learner explores."""
+    value the greedy play, however much the learner explores.
+
+    ``record_agents`` (indices of ``agents``): only their decisions' rows are returned, and a return
+    bootstraps only from their afterstates (the network is fitted to no other: a return runs through
+    the others' afterstates as with ``td_lambda`` 1); the decisions counted are every seat's."""
     state = engine.new_games(seeds)
     rng = agent_streams(seeds)
     everyone = np.arange(len(seeds))
     n = engine.num_players
     bootstrap = td_lambda < 1.0 and model is not None
-    obs, games, seats, booked, ended = [], [], [], [], []
+    obs, games, seats, booked, ended, recorded = [], [], [], [], [], []
     explored = []  # per decision step: (rows of it where the learner explored, greedy afterstate obs,
     #                their booked points, whether that afterstate ends the game)
     while True:
@@ -262,6 +288,8 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
             if greedy_targets and isinstance(agents[k], Explorer):
                 greedy[group] = agents[k].greedy
         movers = state.player[deciding].astype(np.int64)
+        if record_agents is not None:
+            recorded.append(np.isin(holder[deciding], record_agents))
         if greedy_targets and bootstrap:
             rows = np.flatnonzero(greedy[deciding] >= 0)
             alt = state.take(deciding[rows])
@@ -285,6 +313,9 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
     # what the return before each afterstate bootstraps from: its points and value, or where the
     # learner explored, the greedy afterstate's (and then lambda 0 there)
     lam = [np.full(len(g), td_lambda) for g in games]
+    if record_agents is not None:  # the network values only the recorded agents' afterstates: no
+        for t, kept in enumerate(recorded):  # return bootstraps from another's, it runs through them
+            lam[t][~kept] = 1.0
     alt_booked, alt_predicted = list(booked), list(predicted)
     for t, (rows, o, b, e) in enumerate(explored):
         if len(rows):
@@ -309,7 +340,11 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
         next_return[g], next_lam[g] = ret, lam[t]
     to_rel = [(s[:, None] + np.arange(n)[None, :]) % n for s in seats]  # the mover's view of seat order
     targets = np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
-    return np.concatenate(obs), (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
+    obs = np.concatenate(obs)
+    if record_agents is not None:
+        kept = np.concatenate(recorded)
+        obs, targets = obs[kept], targets[kept]
+    return obs, (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
 
 
 def fit_values(net: Network, optimizer, x: torch.Tensor, y: torch.Tensor, epochs: int, minibatch: int,
@@ -352,6 +387,26 @@ def strong_field_eval(agent: Agent, engine: Engine, field_agents: list[Agent], n
     return out
 
 
+def resume_state(run_dir: Path, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The last checkpoint's state of the run in ``run_dir`` (None where it has none: the run starts
+    there from the beginning); ValueError where that run was trained with other settings than
+    ``config`` (but its budgets, :data:`RESUMABLE`)."""
+    path = run_dir / "checkpoints" / RESUME_FILE
+    if not path.is_file():
+        return None
+    saved = torch.load(path, weights_only=True)
+    if not isinstance(saved, dict) or saved.get("format") != RESUME_FORMAT:
+        raise ValueError(f"{path} is not a value run's resume state (format {RESUME_FORMAT})")
+    mine = {k: v for k, v in config.items() if k not in RESUMABLE}
+    changed = sorted(k for k in set(mine) | set(saved["config"]) if mine.get(k) != saved["config"].get(k))
+    if changed:
+        theirs = ", ".join(f"{k}={saved['config'].get(k)!r}" for k in changed)
+        raise ValueError(f"resume=true: the run in {run_dir} was trained with {theirs}, these settings give "
+                         f"{', '.join(f'{k}={mine.get(k)!r}' for k in changed)}: allowed are its own settings "
+                         f"(only {', '.join(sorted(RESUMABLE - {'config', 'resume', 'progress'}))} may change)")
+    return saved
+
+
 def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
     """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
     data = load_yaml(path) if path else {}
@@ -361,8 +416,13 @@ def load_config(path: str | None = None, overrides: dict[str, Any] | None = None
     return from_mapping(Args, data, where=str(path) if path else "overrides")
 
 
-def train(args: Args, command: str | None = None) -> dict[str, Any]:
-    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
+def train(args: Args, command: str | None = None,
+          evaluator: Callable[[Agent, Engine], dict[str, float]] | None = None) -> dict[str, Any]:
+    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps.
+
+    ``evaluator(agent, engine)``: the metrics of each evaluation of the shipped network's one-ply
+    player (``eval/points`` and ``eval/points_ci`` at least), instead of :func:`strong_field_eval`
+    against ``eval_field``."""
     for name in ("self_play", "explore", "keep", "td_lambda"):
         value = getattr(args, name)
         if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
@@ -386,7 +446,15 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
                              f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
     if set(args.play) - set(PLAY_OPTIONS):
         raise ValueError(f"play {args.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
+    if args.max_cpu_seconds < 0:
+        raise ValueError(f"max_cpu_seconds={args.max_cpu_seconds!r} is out of range: allowed are 0 (no limit) or "
+                         "more CPU-seconds")
+    if not -1 <= args.learner_seat < args.num_players:
+        raise ValueError(f"learner_seat={args.learner_seat!r} is out of range: allowed are -1 (any seat) or 0 to "
+                         f"{args.num_players - 1} (num_players {args.num_players})")
     if args.members:
+        if args.resume:
+            raise ValueError("resume=true continues one network's run: an ensemble (members) cannot resume")
         return train_ensemble(args, command)
     torch.set_num_threads(args.threads)
     np_rng = np.random.default_rng(args.seed)
@@ -395,12 +463,22 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
 
     engine = Engine(args.variant, args.num_players, **args.options)
     N, D = engine.num_players, observation_size(engine)
-    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{N}p'}-s{args.seed}")
+    name = f"{args.exp_name or f'value-{args.variant}-{N}p'}-s{args.seed}"
     config = to_mapping(args)
+    saved = None
+    if args.resume:
+        run_dir = Path(args.run_dir) / name
+        saved = resume_state(run_dir, config)
+        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    else:
+        run_dir = make_run_dir(args.run_dir, name)
     write_config(run_dir, config)
-    logger = MetricLogger(run_dir)
+    logger = MetricLogger(run_dir, append_to_step=None if saved is None else saved["global_step"],
+                          seconds=0.0 if saved is None else saved["seconds"])
     code = code_version()
     start, cpu_start = time.perf_counter(), time.process_time()
+    if saved is not None:  # the time spent before the interruption counts
+        start, cpu_start = start - saved["seconds"], cpu_start - saved["cpu_seconds"]
 
     net = Network(D, N, args.hidden_sizes)
     previous = None
@@ -432,13 +510,16 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
     fixed = {s: make_agent(s) for s in specs if s != SNAPSHOT}
     snapshots: list[ValueAgent] = []
     snap_next = 0
-    field_agents = [make_agent(s) for s in args.eval_field]
+    field_agents = [make_agent(s) for s in args.eval_field] if evaluator is None else []
     explore_rng = np.random.default_rng(args.seed + 1)
 
     def evaluate(step: int) -> dict[str, float]:
         learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0, others=args.learner_others)
-        metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
-                                    seed=10**9 + args.seed * 10**4)
+        if evaluator is not None:
+            metrics = dict(evaluator(learner, engine))
+        else:
+            metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
+                                        seed=10**9 + args.seed * 10**4)
         metrics["charts/cpu_minutes"] = (time.process_time() - cpu_start) / 60
         logger.log(step, metrics)
         return metrics
@@ -457,20 +538,62 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
 
     replay: list[tuple[np.ndarray, np.ndarray]] = []
     global_step, iteration, last = 0, 0, {}
-    bar = tqdm(total=args.total_timesteps, unit="step", unit_scale=True, disable=not args.progress,
-               desc=f"value {args.variant} {N}p")
+    if saved is not None:
+        global_step, iteration, last, snap_next = (saved["global_step"], saved["iteration"], saved["last"],
+                                                   saved["snap_next"])
+        net.load_state_dict(saved["net"])
+        optimizer.load_state_dict(saved["optimizer"])
+        if averaged is not None:
+            averaged.load_state_dict(saved["averaged"])
+        replay = [(x.numpy(), y.numpy()) for x, y in saved["replay"]]
+        snapshots = [ValueAgent(model=ValueModel({k: v.numpy() for k, v in w.items()},
+                                                 value_meta(engine, args.points_scale), source=source),
+                                budget=0, others=args.learner_others) for source, w in saved["snapshots"]]
+        np_rng.bit_generator.state = saved["np_rng"]
+        explore_rng.bit_generator.state = saved["explore_rng"]
+        gen.set_state(saved["torch_gen"])
+        torch.set_rng_state(saved["torch_rng"])
+
+    def save_resume_state() -> None:
+        """checkpoints/resume.pt: everything a resumed run continues from (written whole, then renamed)."""
+        state = {"format": RESUME_FORMAT, "config": {k: v for k, v in config.items() if k not in RESUMABLE},
+                 "global_step": global_step, "iteration": iteration, "last": last, "snap_next": snap_next,
+                 "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu_start,
+                 "net": net.state_dict(), "optimizer": optimizer.state_dict(),
+                 "averaged": averaged.state_dict() if averaged is not None else None,
+                 "replay": [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in replay],
+                 "snapshots": [(s.model.source, {k: torch.from_numpy(np.ascontiguousarray(v))
+                                                 for k, v in s.model.weights().items()}) for s in snapshots],
+                 "np_rng": np_rng.bit_generator.state, "explore_rng": explore_rng.bit_generator.state,
+                 "torch_gen": gen.get_state(), "torch_rng": torch.get_rng_state()}
+        path = run_dir / "checkpoints" / RESUME_FILE
+        torch.save(state, path.with_suffix(".tmp"))
+        os.replace(path.with_suffix(".tmp"), path)
+
+    def schedule(step: int, horizon: int) -> float:
+        """How far the run is along its schedules: its steps over ``horizon``, or its CPU time over
+        max_cpu_seconds where that is further."""
+        frac = step / horizon
+        if args.max_cpu_seconds:
+            frac = max(frac, (time.process_time() - cpu_start) / args.max_cpu_seconds)
+        return min(1.0, frac)
+
+    bar = tqdm(total=args.total_timesteps, initial=global_step, unit="step", unit_scale=True,
+               disable=not args.progress, desc=f"value {args.variant} {N}p")
     while global_step < args.total_timesteps:
         if args.max_seconds and time.perf_counter() - start > args.max_seconds:
             break
+        if args.max_cpu_seconds and time.process_time() - cpu_start > args.max_cpu_seconds:
+            break
         iteration += 1
-        frac = min(1.0, global_step / (args.anneal_timesteps or args.total_timesteps))
+        frac = schedule(global_step, args.anneal_timesteps or args.total_timesteps)
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
         # -- play --------------------------------------------------------------------------------
         t_play = time.process_time()
         explore = args.explore
         if args.explore_end >= 0:
-            explore += (args.explore_end - args.explore) * min(1.0, global_step / args.total_timesteps)
+            explore += (args.explore_end - args.explore) * schedule(global_step, args.total_timesteps)
         learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget,
                                       turns=args.learner_turns or None, others=args.learner_others),
                            explore, explore_rng)
@@ -481,11 +604,13 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             lineups = np.zeros((b, N), np.int64)  # 0: the learner, k: pool[k - 1]
             if pool:
                 other = np_rng.random((b, N)) >= args.self_play
-                other[np.arange(b), np_rng.integers(N, size=b)] = False  # one learner at least
+                mine = np_rng.integers(N, size=b) if args.learner_seat < 0 else np.full(b, args.learner_seat)
+                other[np.arange(b), mine] = False  # one learner at least (in its seat)
                 lineups[other] = 1 + np_rng.integers(len(pool), size=int(other.sum()))
             seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
             o, t, s = play_and_record(engine, [learner, *pool], lineups, seeds, args.points_scale,
-                                      learner.agent.model, args.td_lambda, args.greedy_targets)
+                                      learner.agent.model, args.td_lambda, args.greedy_targets,
+                                      [0] if args.learner_records else None)
             if args.keep < 1.0:
                 kept = np_rng.random(len(o)) < args.keep
                 o, t = o[kept], t[kept]
@@ -528,7 +653,9 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
             # a checkpoint carries its training so far: a run stopped by hand still ships with its cost
             save_model(run_dir / "checkpoints" / f"step{global_step}", shipped().weights(),
                        value_meta(engine, args.points_scale, training_so_far(global_step, iteration)))
+            save_resume_state()
     bar.close()
+    save_resume_state()  # a finished run resumes too, with a larger budget
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     final = evaluate(global_step)
     meta = value_meta(engine, args.points_scale, training_so_far(global_step, iteration, seconds, cpu_seconds))
