@@ -52,7 +52,18 @@ def add_parser(sub) -> None:
                         "own value there (AGENT in both seats) and the gain; --out DIR saves the best response")
     p.add_argument("--seat", type=int, default=0, help="with --best-response: the responder's seat (default 0)")
     p.add_argument("--max-states", type=int,
-                   help="stop with an error beyond this many states (default: what the memory available holds)")
+                   help="stop with an error beyond this many states (default: what the memory available holds); "
+                        "with --layered, beyond this many in one layer")
+    p.add_argument("--layered", action="store_true",
+                   help="solve layer by layer (Hugo's progress, the guests placed or settled, the round: what the "
+                        "game never takes back), one layer in memory and the rest on disk: set-ups beyond the "
+                        "memory (the same values; --check, --regret and --best-response need the whole graph)")
+    p.add_argument("--work-dir", metavar="DIR",
+                   help="with --layered: keep the layers in DIR (a run stopped there resumes when started again "
+                        "with the same DIR and set-up; default a temporary directory, deleted at the end)")
+    p.add_argument("--time-limit", type=float, metavar="MINUTES",
+                   help="with --layered: stop after the layer that passes this many minutes (resumable with "
+                        "--work-dir)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.set_defaults(run=run)
 
@@ -83,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "
                          f"{args.seed + args.games - 1}: allowed are game seeds {SEED_RANGE}")
     specs = split_specs(args.regret) if args.regret else []
+    if args.layered:
+        return _run_layered(args, options, specs)
+    for flag, given in (("--work-dir", args.work_dir), ("--time-limit", args.time_limit)):
+        if given is not None:
+            raise UsageError(f"{flag} is for --layered: add --layered, or leave {flag} out")
     responder = _best_response_agent(args, options)
     progress = _progress(not args.no_progress and not args.json and sys.stderr.isatty())
     solution = solve(args.variant, args.players, args.objective, max_states=args.max_states, progress=progress,
@@ -130,6 +146,42 @@ def run(args: argparse.Namespace) -> int:
     print_table(solution, saved, checks, rows)
     if response is not None:
         print_best_response(response, response_saved)
+    return 0
+
+
+def _run_layered(args: argparse.Namespace, options: dict, specs: list) -> int:
+    """``--layered``: solve layer by layer (``midnight_env.solve.layered``), a line a layer on
+    stderr (unless --no-progress), then the table (or the JSON) as without it."""
+    refused = [flag for flag, given in (("--check", args.check), ("--regret", bool(specs)),
+                                        ("--best-response", args.best_response is not None)) if given]
+    if refused:
+        raise UsageError(f"{refused[0]} needs the whole state graph in memory, which --layered does not keep: "
+                         "drop --layered (for set-ups that fit) or drop the flag")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise UsageError(f"--time-limit {args.time_limit:g} is out of range: allowed are minutes above 0")
+    from midnight_env.solve.layered import solve_layered
+
+    def log(line: str) -> None:
+        print(f"solve: {line}", file=sys.stderr, flush=True)
+
+    result = solve_layered(args.variant, args.players, args.objective, work_dir=args.work_dir,
+                           max_layer_states=args.max_states, log=None if args.no_progress else log,
+                           max_seconds=None if args.time_limit is None else 60 * args.time_limit, **options)
+    saved = []
+    if args.out or args.save:
+        solution = result.solution()  # (SolveError where the memory does not hold every layer at once)
+        if args.out:
+            saved.append(str(solution.save(args.out)))
+        if args.save:
+            saved.append(str(solution.save(solution_folder() / solution_name(solution.config, solution.objective))))
+    meta = result.meta
+    if args.json:
+        out = {k: v for k, v in meta.items() if k not in ("key_layout", "format", "layer_ranks", "over_keys")}
+        if saved:
+            out["saved"] = saved
+        print(json.dumps(out))
+        return 0
+    print_table(result, saved, {}, [])
     return 0
 
 
@@ -203,7 +255,15 @@ def print_table(solution, saved, checks, rows) -> None:
           f"(at most {meta['most_sweeps']} in one component)")
     print(f"{'time':<11}{meta['seconds']:.1f} s (states {meta['seconds_states']:.1f} s, values "
           f"{meta['seconds_values']:.1f} s)")
-    print(f"{'memory':<11}{mb:,.1f} MiB ({meta['memory_bytes'] / meta['states']:.0f} bytes per state)")
+    if meta.get("solver") == "layered":
+        print(f"{'layers':<11}{meta['layers']:,}, the largest {meta['largest_layer']:,} states")
+        peak = meta["peak_bytes"]
+        print(f"{'memory':<11}{peak / 2**20:,.0f} MiB at the peak ({peak / meta['states']:.1f} bytes per state; "
+              f"the largest layer's arrays {mb:,.1f} MiB)")
+        print(f"{'disk':<11}{meta['disk_bytes'] / 2**20:,.1f} MiB of layers"
+              + (f" in {meta['work_dir']}" if meta["work_dir"] else " (a temporary directory, deleted)"))
+    else:
+        print(f"{'memory':<11}{mb:,.1f} MiB ({meta['memory_bytes'] / meta['states']:.0f} bytes per state)")
     print(f"{'max_turns':<11}{meta['max_turns']}")
     for path in saved:
         print(f"{'saved':<11}{path}")

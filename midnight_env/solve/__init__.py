@@ -14,7 +14,9 @@ evaluation on the graph), ``solution`` (:func:`solve`, :class:`Solution`, the fi
 ``policy`` (an agent's policy on the graph, its exact value and regret), ``best_response`` (the
 exact best response to an agent in a two-player set-up, its gain, as a solution), ``check`` (the solver's
 transitions and values checked against ``Engine`` calls), ``analysis`` (what optimal play looks
-like: placement values, how often it meets each position, what it decides where).
+like: placement values, how often it meets each position, what it decides where), ``layered``
+(:func:`~midnight_env.solve.layered.solve_layered`: the same values, layer by layer of what the
+game never takes back, one layer in memory and the rest on disk, for set-ups beyond the memory).
 """
 
 from midnight_env.solve.graph import SolveError, StateGraph

@@ -226,7 +226,8 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
             break
         if n + room > max_states:
             raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
-                             "(fewer guests or rounds; or raise max_states where memory allows)")
+                             "(fewer guests or rounds; raise max_states where memory allows; or solve it by layers, "
+                             "`midnight solve --layered`)")
         # arrays grow by a quarter, in place where the system can (no second copy): the growth
         # is zero-filled, so it is resident memory at once
         if n + room > len(keys):

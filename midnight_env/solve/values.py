@@ -28,8 +28,9 @@ from numba import njit
 from midnight_env.core.dice import CHANCE_OUTCOMES
 
 # what a state's value is made of: a finished game (worth 0: no more points, or seat 0 lost;
-# 1/2: a tie; 1: seat 0 won), a roll, a decision (best for its seat, or a given policy)
-TERMINAL, CHANCE, MAXIMISE, MINIMISE, POLICY, TIED_END, WON_END = 0, 1, 2, 3, 4, 5, 6
+# 1/2: a tie; 1: seat 0 won), a roll, a decision (best for its seat, or a given policy), or a
+# value given beforehand (FIXED: the layered solver's positions of a later, solved layer)
+TERMINAL, CHANCE, MAXIMISE, MINIMISE, POLICY, TIED_END, WON_END, FIXED = 0, 1, 2, 3, 4, 5, 6, 7
 FACE_PROBABILITY = np.zeros(6, np.float64)  # by die face
 for _face, _p in CHANCE_OUTCOMES:
     FACE_PROBABILITY[_face] = _p
@@ -123,6 +124,8 @@ def backup(v, V, mode, edge_start, edge_to, edge_label, edge_reward, weight):
         return 0.5
     if kind == WON_END:
         return 1.0
+    if kind == FIXED:
+        return V[v]
     lo = edge_start[v]
     hi = edge_start[v + 1]
     if kind == CHANCE:
@@ -255,15 +258,17 @@ def _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label,
 
 
 def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward, weight,
-                   tolerance, max_sweeps):
+                   tolerance, max_sweeps, initial=None):
     """Values of every state, component by component (see the module docstring); a roll is
     settled against its own loops (``settle_roll``) at every visit, which also updates its
     decisions. The states flagged ``inline`` (moves: a move's only predecessor is the roll it
     decides, in its component whenever the move is on a loop) are left to their roll in the
     sweeps. Returns (V, sweeps, largest): ``sweeps`` the Gauss-Seidel sweeps made (states
     swept over the number of states), ``largest`` the most sweeps one component needed; -1
-    sweeps when a component did not settle within ``max_sweeps``."""
-    V = np.zeros(len(mode))
+    sweeps when a component did not settle within ``max_sweeps``. ``initial``: the values to
+    start from (default 0; a float64 array is updated in place and returned as V); the FIXED
+    states keep theirs."""
+    V = np.zeros(len(mode)) if initial is None else np.asarray(initial, dtype=np.float64)
     comp_of = np.empty(len(mode), np.int32)
     sweeps, largest = _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
                                weight, tolerance, max_sweeps, V, comp_of)
