@@ -40,6 +40,17 @@ def parse_set_options(pairs: list[str] | None, variant: str | None = None) -> di
     return options
 
 
+def parse_overrides(pairs: list[str] | None) -> dict[str, str]:
+    """``--override KEY=VALUE`` pairs as a dict (values as given); UsageError for a pair without ``=``."""
+    overrides = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--override {pair!r} must be key=value")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
 def add_game_arguments(parser: argparse.ArgumentParser, players_default: int = 4) -> None:
     parser.add_argument("--variant", default="midnight_party",
                         help=f"rule set: {', '.join(VARIANTS)} (default: midnight_party)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from midnight_env.commands.common import UsageError
+from midnight_env.commands.common import UsageError, parse_overrides
 
 # --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
 ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
@@ -55,12 +55,7 @@ def trainer(algo: str):
 
 def config_from_args(args: argparse.Namespace):
     """The ``--algo`` module's config: ``--config`` file, then ``--override`` pairs, then the flags."""
-    overrides = {}
-    for pair in args.override or []:
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"--override {pair!r} must be key=value")
-        overrides[key.strip()] = value.strip()
+    overrides = parse_overrides(args.override)
     for key in ("seed", "total_timesteps", "run_dir"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
