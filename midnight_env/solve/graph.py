@@ -95,6 +95,48 @@ def _rehash(keys, n, table):
         table[_find(keys[j], keys, table, mask)] = j
 
 
+@njit(**_KEYS)
+def successors(key, s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward):
+    """The successors of the position ``key``, the one expansion of both solvers (whole and
+    layered): decoded into game 0 of ``s``, each legal choice of a decision (in increasing order)
+    or each die face of a roll (``FACES``' order) is played out on a copy in game 1 by the turn
+    flow, and its key, label (the action, or the face) and reward written to ``out_*`` (at least
+    ``R.num_actions + 5`` long). Returns how many (0 for a finished game), or -1 where a successor
+    has no key or books more points than a transition can (a few captures' points at most).
+    ``actions``, ``faces``, ``faces_out``: the turn flow's (2,) arguments, all -1."""
+    decode(key, s, R, K, 0)
+    phase = s.phase[0]
+    if phase == OVER:
+        return 0
+    count = FACES.shape[0]
+    if phase != ROLL:
+        fill_mask(s.gallery, s.room, s.stairs, s.hugo, s.legal, s.phase, s.player, s.roll, R, 0)
+        count = R.num_actions
+    m = 0
+    for c in range(count):
+        if phase == ROLL:
+            faces[1] = FACES[c]
+            actions[1] = -1
+            label = FACES[c]
+        else:
+            if s.legal[0, c] == 0:
+                continue
+            faces[1] = -1
+            actions[1] = c
+            label = c
+        _copy_game(s, 0, 1)
+        advance_games(s, R, 1, 2, actions, faces, False, faces_out)
+        successor = encode(s, R, K, 1)
+        reward = _reward(s, reward_mode)
+        if successor == BAD_KEY or abs(reward) > 127:
+            return -1
+        out_key[m] = successor
+        out_label[m] = label
+        out_reward[m] = reward
+        m += 1
+    return m
+
+
 @njit(cache=True)
 def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward, n_edges,
             reward_mode, actions, faces, faces_out):
@@ -106,46 +148,27 @@ def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, e
     R = Rules(*rules_fields)
     mask = table.shape[0] - 1
     room = R.num_actions + FACES.shape[0]  # most successors of one state
+    out_key = np.empty(room, np.uint64)
+    out_label = np.empty(room, np.int64)
+    out_reward = np.empty(room, np.int64)
     while x < n:
         if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0]:
             break
-        decode(keys[x], s, R, K, 0)
         edge_start[x] = n_edges
-        phase = s.phase[0]
-        if phase == OVER:
-            x += 1
-            continue
-        count = FACES.shape[0]
-        if phase != ROLL:
-            fill_mask(s.gallery, s.room, s.stairs, s.hugo, s.legal, s.phase, s.player, s.roll, R, 0)
-            count = R.num_actions
-        for c in range(count):
-            if phase == ROLL:
-                faces[1] = FACES[c]
-                actions[1] = -1
-                label = FACES[c]
-            else:
-                if s.legal[0, c] == 0:
-                    continue
-                faces[1] = -1
-                actions[1] = c
-                label = c
-            _copy_game(s, 0, 1)
-            advance_games(s, R, 1, 2, actions, faces, False, faces_out)
-            key = encode(s, R, K, 1)
-            reward = _reward(s, reward_mode)
-            if key == BAD_KEY or abs(reward) > 127:  # (a reward is a few captures' points at most)
-                return x, n, n_edges, x
-            h = _find(key, keys, table, mask)
+        m = successors(keys[x], s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward)
+        if m < 0:
+            return x, n, n_edges, x
+        for i in range(m):
+            h = _find(out_key[i], keys, table, mask)
             j = table[h]
             if j < 0:
                 j = n
-                keys[n] = key
+                keys[n] = out_key[i]
                 table[h] = n
                 n += 1
             edge_to[n_edges] = j
-            edge_label[n_edges] = label
-            edge_reward[n_edges] = reward
+            edge_label[n_edges] = out_label[i]
+            edge_reward[n_edges] = out_reward[i]
             n_edges += 1
         x += 1
     edge_start[x] = n_edges

@@ -60,20 +60,17 @@ from numba import njit
 
 from midnight_env.core.config import GameConfig, Rules
 from midnight_env.core.engine import ENGINE_VERSION
-from midnight_env.core.rules import advance_games, fill_mask
 from midnight_env.core.state import MOVE, OVER, ROLL, GameState, empty_state
 from midnight_env.solve.graph import (
-    BAD_KEY,
     FACES,
     REWARD_NONE,
     SolveError,
-    _copy_game,
     _find,
     _rehash,
-    _reward,
+    successors,
     terminal_outcomes,
 )
-from midnight_env.solve.keys import _KEYS, KeyLayout, _get, decode, encode, key_layout, key_phases, key_players
+from midnight_env.solve.keys import _KEYS, KeyLayout, _get, key_layout, key_phases, key_players
 from midnight_env.solve.values import (
     CHANCE,
     FIXED,
@@ -156,34 +153,19 @@ def _expand_layer(s_fields, rules_fields, K, rank, keys, n, x, table, edge_start
     R = Rules(*rules_fields)
     mask = table.shape[0] - 1
     room = R.num_actions + FACES.shape[0]
+    out_key = np.empty(room, np.uint64)
+    out_label = np.empty(room, np.int64)
+    out_reward = np.empty(room, np.int64)
     while x < n:
         if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0] \
                 or n_ext + room > ext.shape[0]:
             break
-        decode(keys[x], s, R, K, 0)
         edge_start[x] = n_edges
-        phase = s.phase[0]
-        count = FACES.shape[0]
-        if phase != ROLL:
-            fill_mask(s.gallery, s.room, s.stairs, s.hugo, s.legal, s.phase, s.player, s.roll, R, 0)
-            count = R.num_actions
-        for c in range(count):
-            if phase == ROLL:
-                faces[1] = FACES[c]
-                actions[1] = -1
-                label = FACES[c]
-            else:
-                if s.legal[0, c] == 0:
-                    continue
-                faces[1] = -1
-                actions[1] = c
-                label = c
-            _copy_game(s, 0, 1)
-            advance_games(s, R, 1, 2, actions, faces, False, faces_out)
-            key = encode(s, R, K, 1)
-            reward = _reward(s, reward_mode)
-            if key == BAD_KEY or abs(reward) > 127:
-                return x, n, n_edges, n_ext, x, BAD_SUCCESSOR
+        m = successors(keys[x], s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward)
+        if m < 0:
+            return x, n, n_edges, n_ext, x, BAD_SUCCESSOR
+        for i in range(m):
+            key = out_key[i]
             r = key_rank(key, K, R.hugo_stairs, R.arrow)
             if r == rank:
                 h = _find(key, keys, table, mask)
@@ -200,8 +182,8 @@ def _expand_layer(s_fields, rules_fields, K, rank, keys, n, x, table, edge_start
                 n_ext += 1
             else:
                 return x, n, n_edges, n_ext, x, BACKWARD_EDGE
-            edge_label[n_edges] = label
-            edge_reward[n_edges] = reward
+            edge_label[n_edges] = out_label[i]
+            edge_reward[n_edges] = out_reward[i]
             n_edges += 1
         x += 1
     edge_start[x] = n_edges
