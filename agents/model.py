@@ -137,6 +137,12 @@ class Model:
         return {f"{part}.{k}.{name}": array for part, layers in self.layers.items()
                 for k, (w, b) in enumerate(layers) for name, array in (("weight", w.T), ("bias", b))}
 
+    def member_weights(self, k: int) -> dict[str, np.ndarray]:
+        """The weights of member ``k`` of an ensemble (0: the first), named as one network's (``weights``)."""
+        layers = self.layers[self.members[k]]
+        return {f"value.{i}.{name}": array for i, (w, b) in enumerate(layers)
+                for name, array in (("weight", w.T), ("bias", b))}
+
     @property
     def name(self) -> str:
         return Path(self.source).stem

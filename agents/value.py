@@ -12,7 +12,9 @@ an ``others`` option the agent takes the model's own (its metadata's ``play``), 
 expert does, judged by the network). A budget above 0 runs the search of
 :mod:`midnight_agents.search` with the network in the expert's three places: it judges the
 leaves, plays the other players' moves (their best afterstate by the network, from their own
-point of view) and places guests.
+point of view) and places guests. With ``opponent=AGENT`` the other players' moves in the tree are
+that agent's instead: the search of a **best response** to AGENT, which knows whom it plays
+against (``midnight exploit --search-budget``); a deterministic AGENT is then modelled exactly.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from midnight_agents.afterstates import expand, pick_best
 from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model
 from midnight_agents.ppo import model_setup, shipped_models
 from midnight_agents.search import SearchAgent
-from midnight_env.arena.agent import Decisions
+from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.arena.registry import AgentInfo
+from midnight_env.core.dice import mix64
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations
 from midnight_env.core.state import OVER, GameState
@@ -84,11 +87,12 @@ class ValueAgent(SearchAgent):
     description = ("a trained afterstate value network: value:path=FILE.npz (A.npz+B.npz: their values averaged) "
                    "plays the legal choice whose afterstate it values most (budget=0) or searches like `search` "
                    "with the network judging the leaves and playing the others (budget=N positions, turns=T as "
-                   "`search`'s; others=W weighs the others' points, by default as the model file says, else 1)")
+                   "`search`'s; others=W weighs the others' points, by default as the model file says, else 1; "
+                   "opponent=AGENT: the others in the search played by that agent, a best response's model of it)")
     plays = "the set-up of its model file (value:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None,
-                 others: float | None = None, model: ValueModel | None = None):
+                 others: float | None = None, model: ValueModel | None = None, opponent: str | Agent | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
         if budget < 0:
@@ -102,6 +106,17 @@ class ValueAgent(SearchAgent):
             raise ValueError(f"value option others={others!r} is not allowed: allowed are numbers")
         self.others = float(others)
         self.name = self.model.name
+        if isinstance(opponent, str):  # a spec (its options without commas: they separate this agent's)
+            from midnight_env.arena.registry import make_agent
+
+            try:
+                opponent = make_agent(opponent)
+            except ValueError as err:
+                raise ValueError(f"value option opponent={opponent!r}: {err}") from None
+        if opponent is not None and self.budget == 0:
+            raise ValueError("value option opponent= models the others inside the search: allowed only with "
+                             "budget=N above 0")
+        self.opponent = opponent
 
     def act(self, decisions: Decisions) -> np.ndarray:
         self.model.check_engine(decisions.engine)
@@ -125,6 +140,12 @@ class ValueAgent(SearchAgent):
 
     def reply(self, engine: Engine, state: GameState, games: np.ndarray) -> None:
         sub = state.take(games)
+        if self.opponent is not None:  # the modelled agent decides, on streams drawn from the position's own
+            streams = mix64(sub.rng ^ _OPPONENT_SALT)
+            actions = np.asarray(self.opponent.act(Decisions(engine, sub, np.arange(len(games)), streams)), np.int64)
+            engine.apply_action(sub, actions, check=False)
+            state.put(games, sub)
+            return
         actions = best_afterstates(engine, sub, np.arange(len(games)), np.zeros(len(games)), self.model,
                                    self.others)
         engine.apply_action(sub, actions, check=False)
@@ -133,6 +154,8 @@ class ValueAgent(SearchAgent):
     def choose(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray) -> np.ndarray:
         return best_afterstates(engine, state, games, draws, self.model, self.others)
 
+
+_OPPONENT_SALT = np.uint64(0x6F70706F6E656E74)  # "opponent": its streams differ from the dice's
 
 SHIPPED_BUDGET = 0  # the shipped value models play their best afterstate unless given a budget
 
@@ -147,8 +170,9 @@ def shipped_description(meta: dict) -> str:
 
 
 def shipped_factory(stem: Path):
-    def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float | None = None) -> ValueAgent:
-        return ValueAgent(stem, budget=budget, turns=turns, others=others)
+    def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float | None = None,
+                opponent: str | None = None) -> ValueAgent:
+        return ValueAgent(stem, budget=budget, turns=turns, others=others, opponent=opponent)
 
     return factory
 

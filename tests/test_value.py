@@ -35,7 +35,7 @@ SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
                       "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": [],
                       "play": {}, "learner_seat": -1, "learner_records": False, "max_cpu_seconds": 0.0,
-                      "resume": False}
+                      "init_member": -1, "resume": False}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -172,6 +172,82 @@ def test_value_agent_at_budget_zero_takes_the_afterstate_its_network_values_most
         seg = slice(children.start[g], children.start[g + 1])
         best = children.action[seg][np.isclose(values[seg], values[seg].max())]
         assert chosen[g] in best
+
+
+def moving_positions(engine: Engine, games: int, seat: int):
+    """Positions of ``games`` deals where ``seat`` is about to move (guests placed by their first legal
+    choice), and their indices."""
+    from midnight_env.core.state import MOVE, PLACE
+
+    state = engine.new_games(np.arange(games))
+    for _ in range(200):
+        placing = np.flatnonzero(state.phase == PLACE)
+        if not len(placing):
+            break
+        engine.apply_action(state, np.argmax(state.legal, axis=1), check=False)
+    engine.roll_on(state)
+    return state, np.flatnonzero((state.phase == MOVE) & (state.player == seat))
+
+
+class Spy:
+    """An agent that notes whom it decides for and plays ``inner``'s choice."""
+
+    name = "spy"
+
+    def __init__(self, inner: str):
+        self.inner, self.seats = make_agent(inner), []
+
+    def act(self, decisions):
+        assert decisions.moving.all()
+        self.seats.extend(decisions.players.tolist())
+        return self.inner.act(decisions)
+
+
+def test_with_an_opponent_the_search_plays_the_others_by_that_agent(tmp_path):
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
+
+    engine = Engine("midnight_party", 2)
+    path = value_model(engine, tmp_path)
+    state, games = moving_positions(engine, 24, seat=0)
+    assert len(games) >= 4
+
+    def values(agent):
+        return agent.action_values(Decisions(engine, state, games, agent_streams(np.arange(24))))
+
+    spy = Spy("expert")
+    with_expert = values(ValueAgent(path, budget=300, opponent=spy))
+    assert spy.seats and set(spy.seats) == {1}  # the other seat only, never the searcher's
+    with_runner = values(ValueAgent(path, budget=300, opponent="runner"))
+    own_network = values(ValueAgent(path, budget=300))
+    assert np.array_equal(np.isnan(with_expert), np.isnan(with_runner))  # the same legal moves valued
+    assert not np.allclose(with_expert, with_runner, equal_nan=True)  # whom it plays against matters
+    assert not np.allclose(with_expert, own_network, equal_nan=True)
+
+
+def test_a_random_opponent_in_the_search_judges_a_game_the_same_whatever_the_batch(tmp_path):
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
+
+    engine = Engine("midnight_party", 2)
+    agent = ValueAgent(value_model(engine, tmp_path), budget=300, opponent="random")
+    state, games = moving_positions(engine, 24, seat=0)
+    whole = agent.action_values(Decisions(engine, state, games, agent_streams(np.arange(24))))
+    part = agent.action_values(Decisions(engine, state, games[-2:], agent_streams(np.arange(24))))
+    # the same moves of the random opponent in the tree: equal up to the network's float32 rounding,
+    # which depends on the batch's size (a different move would shift a value by far more)
+    assert np.array_equal(np.isnan(whole[-2:]), np.isnan(part))
+    assert np.allclose(whole[-2:], part, atol=1e-5, rtol=0, equal_nan=True)
+
+
+def test_an_opponent_needs_a_search_and_a_known_agent(tmp_path):
+    path = value_model(Engine("midnight_party", 2), tmp_path)
+    with pytest.raises(ValueError, match="opponent= models the others inside the search: allowed only with budget"):
+        ValueAgent(path, opponent="expert")
+    with pytest.raises(ValueError, match="value option opponent='nobody': unknown agent 'nobody'"):
+        ValueAgent(path, budget=10, opponent="nobody")
+    spec = f"value:path={path},budget=50,opponent=search:budget=20"  # a spec with options of its own, no commas
+    assert make_agent(spec).opponent.budget == 20
 
 
 # -- training -------------------------------------------------------------------------------------
@@ -373,9 +449,22 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
     assert trained["env_steps"] == sum(m.meta["training"]["env_steps"] for m in members) == result["steps"]
     assert trained["cpu_minutes"] >= 0 and trained["command"]
     assert model.meta["play"] == {"others": 0.5} and all("play" not in m.meta for m in members)
-    with pytest.raises(ModelError, match="is an ensemble of 2 networks: init_model starts from one network"):
-        training.train(training.load_config(overrides={"init_model": str(result["run_dir"] / "model"), "num_players": 2,
+    ensemble = str(result["run_dir"] / "model")
+    with pytest.raises(ModelError, match="is an ensemble of 2 networks: init_model starts from one network, "
+                                         r"init_member=K picks it \(0 to 1\)"):
+        training.train(training.load_config(overrides={"init_model": ensemble, "num_players": 2,
                                                        "run_dir": str(tmp_path / "next")}))
+    with pytest.raises(ModelError, match="init_member 2 is out of range: model .* has 2 networks"):
+        training.train(training.load_config(overrides={"init_model": ensemble, "init_member": 2, "num_players": 2,
+                                                       "run_dir": str(tmp_path / "next")}))
+    # init_member=1 starts from the second network: with no learning the result is that network
+    frozen = training.train(training.load_config(overrides={
+        "init_model": ensemble, "init_member": 1, "num_players": 2, "hidden_sizes": [8], "learning_rate": 0.0,
+        "anneal_lr": False, "total_timesteps": 200, "games_per_iteration": 8, "batch_games": 8, "eval_every": 0,
+        "run_dir": str(tmp_path / "next"), "weight_average": 0.0}))
+    started = ValueModel.load(frozen["run_dir"] / "model")
+    assert started.meta["training"]["init_model"]["member"] == 1
+    assert np.allclose(started.points_to_come(obs), members[1].points_to_come(obs), atol=1e-6)
 
 
 def test_training_refuses_a_play_option_a_model_cannot_hold(tmp_path):

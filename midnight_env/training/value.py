@@ -180,6 +180,8 @@ class Args:
     """snapshots kept (the oldest is replaced)"""
     init_model: str = ""
     """start from this value model (NAME.npz, same hidden_sizes), not a fresh network"""
+    init_member: int = -1
+    """the network of an ensemble init_model to start from (0, 1, ...; -1: init_model must be one network)"""
     eval_every: int = 10
     """iterations between evaluations against the strong field (0: only at the end)"""
     eval_deals: int = 60
@@ -446,6 +448,9 @@ def train(args: Args, command: str | None = None,
                              f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
     if set(args.play) - set(PLAY_OPTIONS):
         raise ValueError(f"play {args.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
+    if args.init_member < -1:
+        raise ValueError(f"init_member={args.init_member!r} is out of range: allowed are -1 (init_model is one "
+                         "network) or 0, 1, ... (a network of an ensemble)")
     if args.max_cpu_seconds < 0:
         raise ValueError(f"max_cpu_seconds={args.max_cpu_seconds!r} is out of range: allowed are 0 (no limit) or "
                          "more CPU-seconds")
@@ -485,11 +490,15 @@ def train(args: Args, command: str | None = None,
     if args.init_model:
         init = ValueModel.load(args.init_model)
         init.check_engine(engine)
-        if len(init.members) > 1:
-            raise ModelError(f"model {init.npz_path} is an ensemble of {len(init.members)} networks: init_model "
-                             "starts from one network")
+        many = len(init.members)
+        if many > 1 and args.init_member < 0:
+            raise ModelError(f"model {init.npz_path} is an ensemble of {many} networks: init_model starts from one "
+                             f"network, init_member=K picks it (0 to {many - 1})")
+        if args.init_member >= many:
+            raise ModelError(f"init_member {args.init_member} is out of range: model {init.npz_path} has "
+                             f"{many} network{'s' if many > 1 else ''} (allowed: -1 or 0 to {many - 1})")
         mine = net.weights()
-        theirs = init.weights()
+        theirs = init.member_weights(max(args.init_member, 0))
         if theirs.keys() != mine.keys() or any(theirs[k].shape != mine[k].shape for k in mine):
             raise ModelError(f"model {init.npz_path} has another network shape than hidden_sizes={args.hidden_sizes}")
         with torch.no_grad():
@@ -534,6 +543,8 @@ def train(args: Args, command: str | None = None,
         training["iterations"] = iteration
         if previous is not None:
             training["init_model"] = {"path": args.init_model, "training": previous}
+            if args.init_member >= 0:
+                training["init_model"]["member"] = args.init_member
         return training
 
     replay: list[tuple[np.ndarray, np.ndarray]] = []
