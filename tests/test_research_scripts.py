@@ -283,3 +283,28 @@ def test_fit_exact_values_sees_every_afterstate_apart_and_rates_the_fit_exactly(
 def test_fit_exact_values_refuses_a_set_up_that_is_not_solo(capsys):
     assert load_script("fit_exact_values").main(["--setup", "duo-mp-r1-g1-win"]) == 2
     assert "--setup 'duo-mp-r1-g1-win' is not allowed: allowed are the solo set-ups" in capsys.readouterr().err
+
+
+def test_the_exploit_table_lists_finished_runs_with_their_search_gain(tmp_path):
+    import json
+
+    script = load_script("exploit_table")
+    base = {"format": "midnight-exploit/1", "variant": "midnight_party", "players": 2,
+            "options": {"guests_per_player": 1, "rounds": 1}, "target": "expert", "seat": 0,
+            "overrides": {}, "gain": 2.25, "ci95": 0.18, "games": 2000, "train_cpu_minutes": 10.0,
+            "env_steps": 3_800_000, "points_gain": 1.74, "points_gain_ci95": 0.13, "exact_gain": 2.438,
+            "curve": [{"env_steps": 1, "cpu_minutes": 1.0, "gain": 2.0, "ci95": 0.3}]}
+    runs = {"a-plain": {**base, "status": "done"},
+            "b-searched": {**base, "status": "done", "search_gain": 2.03, "search_ci95": 0.19, "search_budget": 1500,
+                           "overrides": {"init_model": "runs/x/model.npz"}},
+            "c-training": {**base, "status": "training"}}
+    for name, data in runs.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "exploit.json").write_text(json.dumps(data))
+    found = script.find_runs([str(tmp_path)])
+    assert [r["name"] for r in found] == ["a-plain", "b-searched"]  # an unfinished run is left out
+    rows = script.table(found).splitlines()[2:]
+    assert "**+2.250 ± 0.180** (2,000 deals)" in rows[0] and "not measured" in rows[0] and "from scratch" in rows[0]
+    assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `model`" in rows[1] and "| 2.438 |" in rows[1]
+    script.plot(found, str(tmp_path / "curves.png"))
+    assert (tmp_path / "curves.png").stat().st_size > 1000
