@@ -305,6 +305,6 @@ def test_the_exploit_table_lists_finished_runs_with_their_search_gain(tmp_path):
     assert [r["name"] for r in found] == ["a-plain", "b-searched"]  # an unfinished run is left out
     rows = script.table(found).splitlines()[2:]
     assert "**+2.250 ± 0.180** (2,000 deals)" in rows[0] and "not measured" in rows[0] and "from scratch" in rows[0]
-    assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `model`" in rows[1] and "| 2.438 |" in rows[1]
+    assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `x`" in rows[1] and "| 2.438 |" in rows[1]
     script.plot(found, str(tmp_path / "curves.png"))
     assert (tmp_path / "curves.png").stat().st_size > 1000
