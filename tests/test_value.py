@@ -464,6 +464,7 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
         "run_dir": str(tmp_path / "next"), "weight_average": 0.0}))
     started = ValueModel.load(frozen["run_dir"] / "model")
     assert started.meta["training"]["init_model"]["member"] == 1
+    assert started.meta["training"]["init_model"]["training"]["seed"] == 5  # member 1's own training
     assert np.allclose(started.points_to_come(obs), members[1].points_to_come(obs), atol=1e-6)
 
 

@@ -506,6 +506,8 @@ def train(args: Args, command: str | None = None,
                 layer.weight.copy_(torch.from_numpy(theirs[f"value.{k}.weight"]))
                 layer.bias.copy_(torch.from_numpy(theirs[f"value.{k}.bias"]))
         previous = init.meta.get("training", {})
+        if many > 1:  # the chosen network's own training, not the ensemble's
+            previous = (init.meta.get("members") or [previous] * many)[args.init_member]
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
     averaged = (AveragedModel(net, multi_avg_fn=get_ema_multi_avg_fn(args.weight_average))
                 if args.weight_average else None)
