@@ -141,3 +141,71 @@ def test_layered_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     for word in words:
         assert word in err
+
+
+@pytest.mark.parametrize("name", list(SET_UPS))
+def test_a_solved_work_directory_is_a_solution_read_from_disk(tmp_path, name):
+    config, objective = SET_UPS[name]
+    whole = solved(name)[0]
+    work = tmp_path / "layers"
+    solve_layered(config, objective=objective, work_dir=work)
+    disk = load_solution(work)
+    assert disk.store is not None and disk.num_states == whole.num_states
+    ids = disk.find(whole.keys)  # every state of the whole solution, looked up layer by layer
+    assert (ids >= 0).all() and len(np.unique(ids)) == whole.num_states
+    assert np.array_equal(disk.keys[ids], whole.keys)
+    np.testing.assert_allclose(disk.values[ids], whole.values, atol=1e-9)
+    assert np.array_equal(disk.best[ids], whole.best)
+    assert disk.find(np.array([whole.keys.max() + np.uint64(4)], np.uint64))[0] == -1  # no such position
+    start = whole.engine.new_games([0])
+    assert disk.values_of(start)[0] == pytest.approx(whole.values_of(start)[0], abs=1e-9)
+    np.testing.assert_allclose(disk.action_values(start), whole.action_values(start), atol=1e-9)
+    back = disk.positions(ids[:5])  # decoded from the keys read off disk
+    assert np.array_equal(disk.encode(back), whole.keys[:5])
+    with pytest.raises(SolveError, match="read a few at a time"):
+        np.asarray(disk.keys)
+
+
+def test_the_optimal_agent_plays_from_the_layers_on_disk(tmp_path):
+    from midnight_env.arena.play import play_batch
+    from midnight_env.arena.registry import make_agent
+
+    config, objective = SET_UPS["castle-duo-g1-win"]
+    whole = solved("castle-duo-g1-win")[0]
+    work = tmp_path / "layers"
+    solve_layered(config, objective=objective, work_dir=work)
+    pointer = load_solution(work).save(tmp_path / "elsewhere")  # a solution.json naming the layers
+    assert not (pointer / "solution.npz").exists()
+    assert json.loads((pointer / "solution.json").read_text())["layers_dir"] == str(work.resolve())
+    engine = Engine(config)
+    results = {}
+    for name, path in (("whole", whole.save(tmp_path / "whole")), ("disk", pointer)):
+        agents = [make_agent(f"optimal:path={path}"), make_agent("expert")]
+        lineups = np.array([[0, 1], [1, 0]] * 20)  # the solution in both seats
+        results[name] = play_batch(engine, agents, lineups, np.arange(40)).points
+    assert np.array_equal(results["whole"], results["disk"])
+
+
+def test_a_layered_solution_whose_layers_are_gone_is_a_clear_error(tmp_path):
+    config, objective = SET_UPS["castle-duo-g1-win"]
+    work = tmp_path / "layers"
+    solve_layered(config, objective=objective, work_dir=work)
+    pointer = load_solution(work).save(tmp_path / "elsewhere")
+    import shutil
+
+    shutil.rmtree(work / "layers")
+    with pytest.raises(ValueError, match="holds no layers"):
+        load_solution(pointer)
+
+
+def test_midnight_solve_layered_out_beyond_the_memory_names_the_layers(capsys, tmp_path, monkeypatch):
+    import midnight_env.solve.solution as solution_module
+
+    monkeypatch.setattr(solution_module, "memory_max_states", lambda: 10)  # nothing joins in memory
+    game = ["solve", "--set", "guests_per_player=1", "--set", "rounds=1", "--no-progress", "--json", "--layered",
+            "--work-dir", str(tmp_path / "w"), "--out", str(tmp_path / "s")]
+    assert main(game) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["saved"] == [str(tmp_path / "s")] and not (tmp_path / "s" / "solution.npz").exists()
+    disk = load_solution(tmp_path / "s")
+    assert disk.store is not None and disk.value == pytest.approx(out["value"], abs=1e-12)

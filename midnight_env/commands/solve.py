@@ -11,6 +11,7 @@ import time
 from midnight_env.arena.registry import split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
+from midnight_env.solve.graph import SolveError
 from midnight_env.solve.solution import (
     OBJECTIVES,
     check_set_up,
@@ -60,7 +61,9 @@ def add_parser(sub) -> None:
                         "memory (the same values; --check, --regret and --best-response need the whole graph)")
     p.add_argument("--work-dir", metavar="DIR",
                    help="with --layered: keep the layers in DIR (a run stopped there resumes when started again "
-                        "with the same DIR and set-up; default a temporary directory, deleted at the end)")
+                        "with the same DIR and set-up; default a temporary directory, deleted at the end). A "
+                        "solved DIR is a solution: optimal:path=DIR reads its layers from disk, and --out/--save "
+                        "of one beyond the memory write a solution.json naming DIR")
     p.add_argument("--time-limit", type=float, metavar="MINUTES",
                    help="with --layered: stop after the layer that passes this many minutes (resumable with "
                         "--work-dir)")
@@ -169,7 +172,10 @@ def _run_layered(args: argparse.Namespace, options: dict, specs: list) -> int:
                            max_seconds=None if args.time_limit is None else 60 * args.time_limit, **options)
     saved = []
     if args.out or args.save:
-        solution = result.solution()  # (SolveError where the memory does not hold every layer at once)
+        try:
+            solution = result.solution()  # every layer joined in one file, where memory holds them
+        except SolveError:
+            solution = result.on_disk()  # else a solution.json naming the work directory's layers
         if args.out:
             saved.append(str(solution.save(args.out)))
         if args.save:

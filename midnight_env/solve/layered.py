@@ -60,7 +60,7 @@ from numba import njit
 
 from midnight_env.core.config import GameConfig, Rules
 from midnight_env.core.engine import ENGINE_VERSION
-from midnight_env.core.state import MOVE, OVER, ROLL, GameState, empty_state
+from midnight_env.core.state import MOVE, ROLL, GameState, empty_state
 from midnight_env.solve.graph import (
     FACES,
     REWARD_NONE,
@@ -68,9 +68,9 @@ from midnight_env.solve.graph import (
     _find,
     _rehash,
     successors,
-    terminal_outcomes,
 )
-from midnight_env.solve.keys import _KEYS, KeyLayout, _get, key_layout, key_phases, key_players
+from midnight_env.solve.keys import KeyLayout, key_layout, key_phases, key_players
+from midnight_env.solve.layer_store import TERMINAL_RANK, key_rank, key_ranks, over_values, rank_name
 from midnight_env.solve.values import (
     CHANCE,
     FIXED,
@@ -83,57 +83,9 @@ from midnight_env.solve.values import (
     strong_components,
 )
 
-TERMINAL_RANK = np.iinfo(np.int64).max  # the layer of the finished games
 FORMAT = "midnight-layers/1"
 LAYER_BYTES_PER_STATE = 120  # peak memory per state of the layer in hand (BENCHMARKS.md)
 DISK_MARGIN = 1 << 30  # stop (resumably) when a layer would leave less free disk than this
-
-
-# ------------------------------------------------------------------------------------------------
-# the layer of a key
-
-
-@njit(**_KEYS)
-def key_rank(key, K, hugo_stairs, arrow):
-    """The layer of a position (module docstring): never lower after any transition."""
-    if np.int64(key & np.uint64(3)) == OVER:
-        return TERMINAL_RANK
-    ng = K.num_players * K.guests
-    S = K.num_squares
-    supply = 0
-    settled = 0
-    for j in range(ng):
-        code = _get(key, K.off_guests + j * K.code_bits, K.code_bits)
-        if code == K.supply_code:
-            supply += 1
-        elif code >= S:
-            settled += 1
-    placed = ng - supply
-    if K.castle:
-        hugo = _get(key, K.off_hugo, K.hugo_bits)
-        clock = _get(key, K.off_clock, 3)
-        u = hugo - hugo_stairs  # his gallery square, negative on the stairs
-        if u < 0:  # on the stairs: the steps before the first gallery square
-            progress = S - arrow + u
-        else:  # a lap of S squares per clock step, counted from the arrow square
-            progress = clock * S + (u - arrow) % S
-        return (progress + hugo_stairs) * (ng + 1) + placed
-    rnd = _get(key, K.off_round, K.round_bits) if K.off_round >= 0 else 0
-    return (rnd * (ng + 1) + settled) * (ng + 1) + placed
-
-
-@njit(cache=True)
-def _key_ranks(keys, K, hugo_stairs, arrow, out):
-    for i in range(keys.shape[0]):
-        out[i] = key_rank(keys[i], K, hugo_stairs, arrow)
-
-
-def key_ranks(keys: np.ndarray, K: KeyLayout, rules: Rules) -> np.ndarray:
-    """The layer (:func:`key_rank`) of every key; :data:`TERMINAL_RANK` for a finished game."""
-    keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    out = np.empty(len(keys), np.int64)
-    _key_ranks(keys, K, int(rules.hugo_stairs), int(rules.arrow), out)
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -258,10 +210,6 @@ def forward_layer(engine, K: KeyLayout, rank: int, seeds: np.ndarray, reward_mod
 # the work directory
 
 
-def _rank_name(rank: int) -> str:
-    return "RT" if rank == TERMINAL_RANK else f"R{rank:012d}"
-
-
 class Work:
     """A work directory: ``setup.json`` (what is solved), ``progress.json`` (the layers done),
     ``seeds/`` (keys reached in layers not yet expanded), ``layers/R<rank>/`` (a layer's arrays)."""
@@ -288,17 +236,17 @@ class Work:
         _write_json(self.root / "progress.json", self.progress)
 
     def layer_dir(self, rank: int) -> Path:
-        return self.root / "layers" / _rank_name(rank)
+        return self.root / "layers" / rank_name(rank)
 
     def add_seeds(self, rank: int, source: int, keys: np.ndarray) -> None:
-        _save(self.root / "seeds" / f"{_rank_name(rank)}-from{source:012d}.npy", keys)
+        _save(self.root / "seeds" / f"{rank_name(rank)}-from{source:012d}.npy", keys)
 
     def seed_ranks(self) -> list[int]:
         ranks = {int(p.name[1:13]) for p in (self.root / "seeds").glob("R*-from*.npy")}
         return sorted(r for r in ranks if str(r) not in self.progress["forward"])
 
     def take_seeds(self, rank: int) -> tuple[np.ndarray, list[Path]]:
-        paths = sorted((self.root / "seeds").glob(f"{_rank_name(rank)}-from*.npy"))
+        paths = sorted((self.root / "seeds").glob(f"{rank_name(rank)}-from*.npy"))
         return np.unique(np.concatenate([np.load(p) for p in paths])), paths
 
     def disk_bytes(self) -> int:
@@ -333,13 +281,6 @@ def peak_rss_bytes() -> int:
 
 # ------------------------------------------------------------------------------------------------
 # the backward pass: one layer's values
-
-
-def over_values(keys: np.ndarray, objective: str) -> np.ndarray:
-    """The value of finished games' keys: nothing more to book (points), or seat 0's result (win)."""
-    if objective == "win":
-        return terminal_outcomes(keys).astype(np.float64) / 2.0
-    return np.zeros(len(keys))
 
 
 def layer_modes(keys: np.ndarray, K: KeyLayout, objective: str) -> np.ndarray:
@@ -493,9 +434,18 @@ class LayeredSolution:
         board = f", board {self.config.board.name}" if self.config.custom_board else ""
         return f"{self.config.variant}, {self.config.num_players} player(s), {opts}{board}, objective {self.objective}"
 
+    def on_disk(self):
+        """The solution read from its layers in ``work_dir`` (``Solution.store``): a few disk reads
+        a position, whatever the size."""
+        from midnight_env.solve.solution import load_solution
+
+        if self.work_dir is None:
+            raise SolveError("the layers were solved in a temporary directory, now gone: solve with a work directory")
+        return load_solution(self.work_dir)
+
     def solution(self):
         """Every layer in one ``Solution`` (keys ascending; no graph): 18 bytes a state, SolveError
-        where the memory available now does not hold them."""
+        where the memory available now does not hold them (:meth:`on_disk` reads them from disk)."""
         if self._solution is not None:
             return self._solution
         from midnight_env.solve.solution import Solution, memory_max_states, solver_engine
@@ -506,7 +456,7 @@ class LayeredSolution:
             raise SolveError(f"{self.num_states:,} states do not fit in the memory available for one solution "
                              "(18 bytes a state, and sorting): use the layers in the work directory")
         done = self.meta["layer_ranks"]
-        parts = [[np.load(self.work_dir / "layers" / _rank_name(r) / f"{name}.npy") for r in done]
+        parts = [[np.load(self.work_dir / "layers" / rank_name(r) / f"{name}.npy") for r in done]
                  for name in ("sorted_keys", "values", "best")]
         over = np.array(self.meta["over_keys"], np.uint64)
         keys = np.concatenate(parts[0] + [over])
@@ -552,6 +502,7 @@ def solve_layered(variant: str | GameConfig = "midnight_party", num_players: int
         check_set_up,
         memory_max_states,
         reward_mode,
+        save_layers_pointer,
         set_up_config,
         solver_engine,
         start_key,
@@ -696,6 +647,8 @@ def solve_layered(variant: str | GameConfig = "midnight_party", num_players: int
             result.work_dir = root
             result.solution()
             result.work_dir = None
+        else:  # the work directory is a solution the optimal agent can play (read from disk)
+            save_layers_pointer(meta, root, root)
         return result
     finally:
         if temporary is not None:

@@ -55,6 +55,7 @@ from midnight_env.solve.graph import (
     terminal_outcomes,
 )
 from midnight_env.solve.keys import KeyLayout, decode_games, encode_games, key_layout, key_phases, key_players
+from midnight_env.solve.layer_store import LayerStore, open_layer_store
 from midnight_env.solve.values import (
     CHANCE,
     MAXIMISE,
@@ -145,6 +146,7 @@ class Solution:
     best: np.ndarray
     meta: dict[str, Any] = field(default_factory=dict)
     graph: StateGraph | None = None
+    store: LayerStore | None = None  # a layered solution read from disk: keys, values, best are its columns
     _sorter: np.ndarray | None = field(default=None, repr=False)
     _sorted: np.ndarray | None = field(default=None, repr=False)
     _engine: Engine | None = field(default=None, repr=False)
@@ -198,6 +200,8 @@ class Solution:
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """State numbers of ``keys`` (-1 for a key that is not a reachable position)."""
+        if self.store is not None:
+            return self.store.find(keys, self.layout, self.engine.rules)
         if self._sorted is None:
             if np.all(self.keys[1:] > self.keys[:-1]):
                 self._sorted = self.keys
@@ -295,15 +299,32 @@ class Solution:
 
     # -- saving -------------------------------------------------------------------------------
     def save(self, directory: str | Path) -> Path:
-        """Write ``solution.npz`` and ``solution.json`` into ``directory`` (made if missing)."""
+        """Write ``solution.npz`` and ``solution.json`` into ``directory`` (made if missing); a
+        solution read from its layers on disk writes only ``solution.json``, naming where they are
+        (``layers_dir``): a copy of them would double the disk."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        if self.store is not None:
+            return save_layers_pointer(self.meta, self.store.directory, directory)
         order = np.argsort(self.keys, kind="stable")
         np.savez(directory / "solution.npz", keys=self.keys[order], values=self.values[order],
                  best=self.best[order])
         meta = {k: v for k, v in self.meta.items() if k != "source"}
         (directory / "solution.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         return directory
+
+
+def save_layers_pointer(meta: dict[str, Any], layers_dir: str | Path, directory: str | Path) -> Path:
+    """``directory/solution.json`` for a layered solution: its metadata and the absolute path of the
+    work directory holding its layers (``layers_dir``), which :func:`load_solution` opens from disk.
+    The work directory itself gets one too (``layers_dir`` "."), so that it can be moved whole."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    layers_dir = Path(layers_dir).resolve()
+    keep = {k: v for k, v in meta.items() if k not in ("source", "layers_detail", "work_dir")}
+    keep["layers_dir"] = "." if layers_dir == directory.resolve() else str(layers_dir)
+    (directory / "solution.json").write_text(json.dumps(keep, indent=1) + "\n", encoding="utf-8")
+    return directory
 
 
 def board_dict(board: Board) -> dict:
@@ -439,7 +460,9 @@ def load_solution(directory: str | Path) -> Solution:
     """A solution saved by :meth:`Solution.save` (ValueError naming the file when it is not one)."""
     directory = Path(directory)
     meta_path, arrays_path = directory / "solution.json", directory / "solution.npz"
-    for path in (meta_path, arrays_path):
+    layered = meta_path.is_file() and not arrays_path.is_file() and '"layers_dir"' in meta_path.read_text(
+        encoding="utf-8", errors="replace")
+    for path in (meta_path,) if layered else (meta_path, arrays_path):
         if not path.is_file():
             raise ValueError(f"{directory} is not a solution directory: {path.name} is missing "
                              "(write one with `midnight solve --out DIR`)")
@@ -458,11 +481,22 @@ def load_solution(directory: str | Path) -> Solution:
     expected = key_layout(engine.rules, config.rounds, meta["objective"] == "win")
     if layout != expected:
         raise ValueError(f"{meta_path}: its key layout is not this version's for the set-up: solve it again")
+    meta["source"] = str(directory)
+    if layered:  # the layers on disk, looked up there (layer_store)
+        layers_dir = directory / meta["layers_dir"]  # (an absolute path stays itself)
+        if not (layers_dir / "layers").is_dir():
+            raise ValueError(f"{meta_path}: its layers_dir {layers_dir} holds no layers/ (moved or deleted? "
+                             "solve it again with `midnight solve --layered --work-dir DIR`)")
+        for key in ("layer_ranks", "over_keys"):
+            if key not in meta:
+                raise ValueError(f"{meta_path}: a layered solution names its {key}: this one does not")
+        store = open_layer_store(meta, layers_dir)
+        return Solution(config=config, objective=meta["objective"], layout=layout, keys=store.keys,
+                        values=store.values, best=store.best, meta=meta, store=store, _engine=engine)
     with np.load(arrays_path) as arrays:
         keys, values, best = arrays["keys"], arrays["values"], arrays["best"]
     if not (len(keys) == len(values) == len(best) == meta["states"]):
         raise ValueError(f"{arrays_path}: holds {len(keys)} states, its metadata says {meta['states']}")
-    meta["source"] = str(directory)
     return Solution(config=config, objective=meta["objective"], layout=layout, keys=keys, values=values, best=best,
                     meta=meta, _engine=engine)
 

@@ -1,0 +1,187 @@
+"""A solved set-up's layers read from disk: what the ``optimal`` agent and ``midnight analyze``
+use where the layers do not fit in memory together (``midnight_env.solve.layered`` solves them).
+
+A position's **layer** is its :func:`key_rank`, read off its key alone (a quantity the game never
+takes back: Hugo's progress in hidden_castle, the round and the guests settled in midnight_party;
+the guests placed within them). Every layer of a solved work directory holds its keys in
+ascending order with their values and optimal actions (``layers/R<rank>/sorted_keys.npy``,
+``values.npy``, ``best.npy``). A :class:`LayerStore` opens them as numpy memory maps and finds
+a position by binary search in its own layer, so a lookup reads a few pages of one file and memory
+holds only what the page cache keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from midnight_env.core.config import Rules
+from midnight_env.core.state import OVER
+from midnight_env.solve.graph import SolveError, terminal_outcomes
+from midnight_env.solve.keys import _KEYS, KeyLayout, _get
+
+TERMINAL_RANK = np.iinfo(np.int64).max  # the layer of the finished games
+
+
+def rank_name(rank: int) -> str:
+    """A layer's folder name in a work directory's ``layers/``."""
+    return "RT" if rank == TERMINAL_RANK else f"R{rank:012d}"
+
+
+@njit(**_KEYS)
+def key_rank(key, K, hugo_stairs, arrow):
+    """The layer of a position: never lower after any transition (``midnight_env.solve.layered``'s
+    docstring says why)."""
+    if np.int64(key & np.uint64(3)) == OVER:
+        return TERMINAL_RANK
+    ng = K.num_players * K.guests
+    S = K.num_squares
+    supply = 0
+    settled = 0
+    for j in range(ng):
+        code = _get(key, K.off_guests + j * K.code_bits, K.code_bits)
+        if code == K.supply_code:
+            supply += 1
+        elif code >= S:
+            settled += 1
+    placed = ng - supply
+    if K.castle:
+        hugo = _get(key, K.off_hugo, K.hugo_bits)
+        clock = _get(key, K.off_clock, 3)
+        u = hugo - hugo_stairs  # his gallery square, negative on the stairs
+        if u < 0:  # on the stairs: the steps before the first gallery square
+            progress = S - arrow + u
+        else:  # a lap of S squares per clock step, counted from the arrow square
+            progress = clock * S + (u - arrow) % S
+        return (progress + hugo_stairs) * (ng + 1) + placed
+    rnd = _get(key, K.off_round, K.round_bits) if K.off_round >= 0 else 0
+    return (rnd * (ng + 1) + settled) * (ng + 1) + placed
+
+
+@njit(cache=True)
+def _key_ranks(keys, K, hugo_stairs, arrow, out):
+    for i in range(keys.shape[0]):
+        out[i] = key_rank(keys[i], K, hugo_stairs, arrow)
+
+
+def key_ranks(keys: np.ndarray, K: KeyLayout, rules: Rules) -> np.ndarray:
+    """The layer (:func:`key_rank`) of every key; :data:`TERMINAL_RANK` for a finished game."""
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    out = np.empty(len(keys), np.int64)
+    _key_ranks(keys, K, int(rules.hugo_stairs), int(rules.arrow), out)
+    return out
+
+
+def over_values(keys: np.ndarray, objective: str) -> np.ndarray:
+    """The value of finished games' keys: nothing more to book (points), or seat 0's result (win)."""
+    if objective == "win":
+        return terminal_outcomes(keys).astype(np.float64) / 2.0
+    return np.zeros(len(keys))
+
+
+
+# ------------------------------------------------------------------------------------------------
+# the layers on disk
+
+
+class LayerColumn:
+    """One array of every layer (``sorted_keys``, ``values`` or ``best``) indexed by state number:
+    the layers in rank order, each in key order, then the finished positions. Only what is indexed
+    is read from disk."""
+
+    def __init__(self, parts: list[np.ndarray], offsets: np.ndarray):
+        self.parts, self.offsets = parts, offsets  # offsets (parts + 1,): the first state of each part
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.parts[0].dtype
+
+    def __getitem__(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.ndim == 0:
+            return self[ids[None]][0]
+        if ((ids < 0) | (ids >= len(self))).any():
+            raise IndexError(f"state numbers out of range: allowed are 0 to {len(self) - 1}")
+        part = np.searchsorted(self.offsets, ids, side="right") - 1
+        out = np.empty(len(ids), self.dtype)
+        for j in np.unique(part):
+            at = np.flatnonzero(part == j)
+            out[at] = self.parts[j][ids[at] - self.offsets[j]]
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        raise SolveError(f"the {len(self):,} states of a solution on disk are read a few at a time; this needs "
+                         "them all in memory: join the layers with `midnight solve --layered --out DIR` where "
+                         "memory holds them")
+
+
+class LayerStore:
+    """The solved layers of a work directory, opened as memory maps (module docstring)."""
+
+    def __init__(self, directory: str | Path, layer_ranks: list[int], over_keys: list[int], objective: str,
+                 states: int | None = None):
+        self.directory = Path(directory)
+        self.ranks = np.array(sorted(int(r) for r in layer_ranks), np.int64)
+        over = np.array(sorted(int(k) for k in over_keys), np.uint64)
+        columns: dict[str, list[np.ndarray]] = {}
+        for name in ("sorted_keys", "values", "best"):
+            parts = []
+            for rank in self.ranks:
+                path = self.directory / "layers" / rank_name(int(rank)) / f"{name}.npy"
+                if not path.is_file():
+                    raise ValueError(f"{path} is missing: the layers of {self.directory} are not all solved "
+                                     "(run `midnight solve --layered --work-dir` on it again to finish them)")
+                parts.append(np.load(path, mmap_mode="r"))
+            columns[name] = parts
+        sizes = [len(a) for a in columns["sorted_keys"]]
+        for name in ("values", "best"):
+            if [len(a) for a in columns[name]] != sizes:
+                raise ValueError(f"{self.directory}: a layer's {name}.npy and sorted_keys.npy differ in length")
+        best_type = columns["best"][0].dtype if sizes else np.int16
+        columns["sorted_keys"].append(over)
+        columns["values"].append(over_values(over, objective))
+        columns["best"].append(np.full(len(over), -1, best_type))
+        offsets = np.concatenate([[0], np.cumsum(sizes + [len(over)])]).astype(np.int64)
+        if states is not None and offsets[-1] != states:
+            raise ValueError(f"{self.directory}: its layers hold {int(offsets[-1]):,} states, its metadata says "
+                             f"{states:,}")
+        self.keys, self.values, self.best = (LayerColumn(columns[name], offsets)
+                                             for name in ("sorted_keys", "values", "best"))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def find(self, keys: np.ndarray, layout: KeyLayout, rules: Rules) -> np.ndarray:
+        """State numbers of ``keys`` (-1 for a key no layer holds: not a reachable position)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        ids = np.full(len(keys), -1, np.int64)
+        ranks = key_ranks(keys, layout, rules)
+        part = np.searchsorted(self.ranks, ranks)
+        held_rank = self.ranks[np.minimum(part, len(self.ranks) - 1)] if len(self.ranks) else ranks + 1
+        part[ranks == TERMINAL_RANK] = len(self.ranks)  # the finished positions' part is the last
+        part[(ranks != TERMINAL_RANK) & (held_rank != ranks)] = -1  # a layer the solution does not have
+        for j in np.unique(part[part >= 0]):
+            at = np.flatnonzero(part == j)
+            held = self.keys.parts[j]
+            if not len(held):
+                continue
+            pos = np.minimum(np.searchsorted(held, keys[at]), len(held) - 1)
+            found = held[pos] == keys[at]
+            ids[at[found]] = self.keys.offsets[j] + pos[found]
+        return ids
+
+
+def open_layer_store(meta: dict[str, Any], directory: str | Path) -> LayerStore:
+    """The layers a layered solution's metadata (``solution.json``: ``layer_ranks``,
+    ``over_keys``, ``objective``, ``states``) names, in ``directory``."""
+    return LayerStore(directory, meta["layer_ranks"], meta["over_keys"], meta["objective"], meta.get("states"))
+
+
+__all__ = ["TERMINAL_RANK", "key_rank", "key_ranks", "rank_name", "over_values", "LayerColumn", "LayerStore",
+           "open_layer_store"]
