@@ -200,3 +200,24 @@ def test_a_record_of_another_set_up_than_the_solution_is_refused(duo, duo_game, 
     solo = solve("midnight_party", 1, "points", **SMALL).save(tmp_path / "solo")
     with pytest.raises(AnalysisError, match="cannot judge midnight_party 2 players.*it solves 1 player"):
         analyze_file(path, 2, evaluator=f"optimal:path={solo}")
+
+
+def test_a_layered_work_directory_judges_a_game_as_the_whole_solution_does(duo, duo_game, tmp_path):
+    """A set-up solved by layers (``midnight solve --layered --work-dir DIR``) is judged from its
+    layers on disk: every decision's values as the whole solution's."""
+    from midnight_env.solve.layered import solve_layered
+
+    sol, _ = duo
+    _, path = duo_game
+    work = tmp_path / "layers"
+    solve_layered("midnight_party", 2, objective="points", work_dir=work, **SMALL)
+    whole = analyze_file(path, 2, evaluator=f"optimal:path={sol.save(tmp_path / 'whole')}")
+    disk = analyze_file(path, 2, evaluator=f"optimal:path={work}")
+    assert len(disk.decisions) == len(whole.decisions) > 2
+    for a, b in zip(disk.decisions, whole.decisions):
+        assert (a.chosen, a.best, a.mark) == (b.chosen, b.best, b.mark)
+        assert a.loss == pytest.approx(b.loss, abs=1e-9)
+        assert (a.values is None) == (b.values is None)  # None: a forced decision
+        if b.values is not None:
+            assert a.values.keys() == b.values.keys()
+            np.testing.assert_allclose(list(a.values.values()), list(b.values.values()), atol=1e-9)
