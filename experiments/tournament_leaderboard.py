@@ -6,7 +6,7 @@ see ``TOO_SLOW``; the set-up's champion inside the search at search's default bu
 positions per decision as ``search``) and, where a trained champion is shipped
 (``value-<variant>-<N>p`` in agents/models/), the **strong field**: the champion playing one ply and
 inside the search at search's default budget, ``search``, ``search`` at 4x its default budget,
-``expert`` and the previous trained champion where there is one; with 6 players, whose tournaments
+``expert`` and the previous trained champions where there are any; with 6 players, whose tournaments
 need 6 agents, also ``search`` at 16x. A set-up without a champion has no strong field yet, and
 LEADERBOARD.md says so.
 
@@ -68,10 +68,16 @@ def searching(champ: str) -> str:
 
 
 def previous_champion(variant: str, players: int) -> list[str]:
+    """The set-up's earlier trained champions still shipped: the PPO policy, and the value networks
+    a hardened champion replaced (``value-<variant>-<N>p-v1``, ``-v2`` ...: the name's older holders)."""
+    import re
+
     from midnight_env.arena.registry import list_agents
 
-    name = f"ppo-{variant}-{players}p"
-    return [name] if name in dict(list_agents()) else []
+    shipped = dict(list_agents())
+    older = sorted((n for n in shipped if re.fullmatch(rf"value-{variant}-{players}p-v\d+", n)),
+                   key=lambda n: int(n.rsplit("-v", 1)[1]))
+    return [n for n in [f"ppo-{variant}-{players}p"] if n in shipped] + older
 
 
 def games_for(players: int, agents: int, minimum: int) -> int:
@@ -210,7 +216,8 @@ INTRO = (
     "champion is shipped, the **strong field**: the set-up's champion `value-<variant>-<N>p` playing one "
     f"ply and inside the search at search's default budget (`:budget={DEFAULT_BUDGET}`), `search` at its "
     f"default budget and at 4x it (`search:budget={4 * DEFAULT_BUDGET}`), `expert`, and the previous "
-    "trained champion where there is one (`ppo-<variant>-4p`); a 6-player tournament needs 6 agents, so "
+    "trained champions where there are any (`ppo-<variant>-4p`; `value-<variant>-<N>p-v1`, the network a "
+    "hardened champion replaced); a 6-player tournament needs 6 agents, so "
     f"there also `search:budget={16 * DEFAULT_BUDGET}`. "
     "Deals of seat-rotated copies share one game seed (identical dice), every agent on every seat "
     "equally often and meeting every other equally often. Points: mean spooky points (fewer is better) "

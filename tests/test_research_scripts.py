@@ -308,3 +308,19 @@ def test_the_exploit_table_lists_finished_runs_with_their_search_gain(tmp_path):
     assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `x`" in rows[1] and "| 2.438 |" in rows[1]
     script.plot(found, str(tmp_path / "curves.png"))
     assert (tmp_path / "curves.png").stat().st_size > 1000
+
+
+def test_the_strong_field_holds_every_earlier_champion_of_the_set_up(monkeypatch):
+    """A hardened champion takes its set-up's name; the networks it replaced keep playing in the strong
+    field as value-<variant>-<N>p-v1, -v2 ... (oldest first), beside the PPO policy where there is one."""
+    import midnight_env.arena.registry as registry
+
+    script = load_script("tournament_leaderboard")
+    names = ["expert", "value-hidden_castle-2p", "value-hidden_castle-2p-v2", "value-hidden_castle-2p-v10",
+             "value-hidden_castle-2p-v1", "value-hidden_castle-2p-hardened", "value-hidden_castle-4p-v1"]
+    monkeypatch.setattr(registry, "list_agents", lambda: [(n, "") for n in names])
+    assert script.previous_champion("hidden_castle", 2) == ["value-hidden_castle-2p-v1", "value-hidden_castle-2p-v2",
+                                                            "value-hidden_castle-2p-v10"]
+    assert script.agents_for("hidden_castle", 2, "strong")[-3:] == script.previous_champion("hidden_castle", 2)
+    names.append("ppo-hidden_castle-4p")
+    assert script.previous_champion("hidden_castle", 4) == ["ppo-hidden_castle-4p", "value-hidden_castle-4p-v1"]
