@@ -165,7 +165,9 @@ def shipped_description(meta: dict) -> str:
     cost = f" ({t['cpu_minutes']:.0f} CPU-minutes of training)" if t.get("cpu_minutes") else ""
     networks = len(meta.get("members", [])) or 1
     what = "afterstate value network" if networks == 1 else f"ensemble of {networks} afterstate value networks"
-    return (f"shipped {what} for {meta['variant']} with {meta['num_players']} players{cost}; "
+    earlier = (f"; the champion shipped as {meta['renamed']['from']} until {meta['renamed']['on']}"
+               if "renamed" in meta else "")
+    return (f"shipped {what} for {meta['variant']} with {meta['num_players']} players{cost}{earlier}; "
             "picks its best afterstate, or searches with budget=N positions like `search`")
 
 
