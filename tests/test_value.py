@@ -241,6 +241,44 @@ def test_a_random_opponent_in_the_search_judges_a_game_the_same_whatever_the_bat
     assert np.allclose(whole[-2:], part, atol=1e-5, rtol=0, equal_nan=True)
 
 
+def test_a_searching_opponent_in_the_search_is_asked_a_few_positions_at_a_time(tmp_path, monkeypatch):
+    """A searching opponent searches every position of one call at once: asked for the whole tree
+    in one call it ran out of 23 GB. It is asked in chunks of OPPONENT_POSITIONS over its budget,
+    and its moves, so the values, are the same as in one call."""
+    from midnight_agents import value as value_module
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
+
+    class Searcher(Spy):
+        budget = 40
+
+        def __init__(self):
+            super().__init__("search:budget=40")
+            self.sizes = []
+
+        def act(self, decisions):
+            self.sizes.append(len(decisions))
+            return super().act(decisions)
+
+    engine = Engine("midnight_party", 2)
+    path = value_model(engine, tmp_path)
+    state, games = moving_positions(engine, 24, seat=0)
+
+    def values(opponent):
+        agent = ValueAgent(path, budget=300, opponent=opponent)
+        return agent.action_values(Decisions(engine, state, games, agent_streams(np.arange(24))))
+
+    whole_opponent = Searcher()
+    whole = values(whole_opponent)
+    monkeypatch.setattr(value_module, "OPPONENT_POSITIONS", 3 * Searcher.budget)
+    chunked_opponent = Searcher()
+    chunked = values(chunked_opponent)
+    assert max(whole_opponent.sizes) > 3  # the tree asks for more positions than a chunk at once
+    assert max(chunked_opponent.sizes) == 3 and sum(chunked_opponent.sizes) == sum(whole_opponent.sizes)
+    assert np.array_equal(np.isnan(whole), np.isnan(chunked))
+    assert np.allclose(whole, chunked, atol=1e-5, rtol=0, equal_nan=True)
+
+
 def test_an_opponent_needs_a_search_and_a_known_agent(tmp_path):
     path = value_model(Engine("midnight_party", 2), tmp_path)
     with pytest.raises(ValueError, match="opponent= models the others inside the search: allowed only with budget"):
