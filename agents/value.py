@@ -144,7 +144,7 @@ class ValueAgent(SearchAgent):
             streams = mix64(sub.rng ^ _OPPONENT_SALT)
             # a searching opponent searches all the positions of one call at once: a few hundred at a
             # time, as in a game, not every position of the tree (23 GB for value-hidden_castle-2p:budget=1500)
-            chunk = max(1, OPPONENT_POSITIONS // max(1, int(getattr(self.opponent, "budget", 1) or 1)))
+            chunk = max(1, OPPONENT_POSITIONS // max(1, getattr(self.opponent, "budget", 1)))
             actions = np.empty(len(games), np.int64)
             for lo in range(0, len(games), chunk):
                 part = np.arange(lo, min(lo + chunk, len(games)))
