@@ -98,6 +98,31 @@ def test_the_saved_best_response_plays_its_value(duo, tmp_path, objective, seat)
     assert abs(mean - br.value) <= half, (mean, half, br.value)
 
 
+@pytest.mark.parametrize("objective,seat", [("points", 0), ("win", 1)])
+def test_other_responders_gain_exactly_what_they_take_from_the_agent(duo, tmp_path, objective, seat):
+    """A responder's exact gain: the best response itself takes all of it, the agent itself none,
+    random (a poor responder) less, and what play against the agent gives it agrees."""
+    sol = duo[objective]
+    folder = best_response(sol, "expert", seat).solution.save(tmp_path / "br")
+    br = best_response(sol, "expert", seat, responders=[f"optimal:path={folder}", "expert", make_agent("random")])
+    saved, itself, random = br.responders
+    assert [r.agent for r in br.responders] == [f"optimal:path={folder}", "expert", "random"]
+    assert saved.gain == pytest.approx(br.gain, abs=1e-9) and saved.value == pytest.approx(br.value, abs=1e-9)
+    assert itself.gain == pytest.approx(0.0, abs=1e-9) and itself.value == pytest.approx(br.agent_value, abs=1e-9)
+    assert random.gain < br.gain and random.tied == random.decisions > 0
+    expert = make_agent("expert")
+    mean, half = play_values(sol, [make_agent("random"), expert] if seat == 0 else [expert, make_agent("random")],
+                             games=4000, seed=11)
+    assert abs(mean - random.value) <= half, (mean, half, random.value)
+    # the best response itself is unchanged by asking others
+    assert (br.value, br.gain) == (best_response(sol, "expert", seat).value, best_response(sol, "expert", seat).gain)
+
+
+def test_a_responder_that_cannot_play_the_set_up_is_named(duo):
+    with pytest.raises(ValueError, match="responder 'value-midnight_party-2p' cannot play midnight_party"):
+        best_response(duo["points"], "random", responders=["value-midnight_party-2p"])
+
+
 def test_the_best_response_solution_plays_the_agent_at_the_other_seat(duo):
     sol = duo["points"]
     br = best_response(sol, "expert", seat=0)
@@ -124,6 +149,19 @@ def test_bad_input_of_the_api(duo):
 # the command
 
 
+def test_the_command_prints_the_responders_exact_gains(capsys):
+    assert main([*DUO, "--best-response", "expert", "--responder", "expert", "--responder", "random",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    itself, random = out["responders"]
+    assert (itself["agent"], random["agent"]) == ("expert", "random")
+    assert itself["gain"] == pytest.approx(0.0, abs=1e-9) and random["gain"] < out["gain"]
+    assert random["tied"] == random["decisions"] > 0
+    assert main([*DUO, "--best-response", "expert", "--responder", "random"]) == 0
+    table = capsys.readouterr().out
+    assert f"random: value {random['value']:.6f}, gain {random['gain']:.6f}" in table
+
+
 def test_the_command_saves_the_solution_then_responds_to_plain_optimal(tmp_path, monkeypatch, capsys):
     """--save comes first, so that the optimal agent of the solution folder is there to respond to."""
     monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(tmp_path / "solutions"))
@@ -148,6 +186,10 @@ def test_the_command_saves_the_solution_then_responds_to_plain_optimal(tmp_path,
     (["--best-response", "random", "--seat", "2"], ["--seat 2 is out of range", "allowed are 0 to 1"]),
     (["--best-response", "random", "--seat", "-1"], ["--seat -1 is out of range"]),
     (["--seat", "1"], ["--seat is for --best-response"]),
+    (["--responder", "random"], ["--responder is for --best-response"]),
+    (["--best-response", "random", "--responder", "bogus"], ["unknown agent 'bogus'"]),
+    (["--best-response", "random", "--responder", "value-midnight_party-2p"],
+     ["--responder 'value-midnight_party-2p' cannot play", "does not fit this game"]),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     code = main([*DUO, *argv])

@@ -296,7 +296,7 @@ def test_the_exploit_table_lists_finished_runs_with_their_search_gain(tmp_path):
             "curve": [{"env_steps": 1, "cpu_minutes": 1.0, "gain": 2.0, "ci95": 0.3}]}
     runs = {"a-plain": {**base, "status": "done"},
             "b-searched": {**base, "status": "done", "search_gain": 2.03, "search_ci95": 0.19, "search_budget": 1500,
-                           "overrides": {"init_model": "runs/x/model.npz"}},
+                           "overrides": {"init_model": "runs/x/model.npz"}, "exact_learner_gain": 2.3017},
             "c-training": {**base, "status": "training"}}
     for name, data in runs.items():
         (tmp_path / name).mkdir()
@@ -305,7 +305,9 @@ def test_the_exploit_table_lists_finished_runs_with_their_search_gain(tmp_path):
     assert [r["name"] for r in found] == ["a-plain", "b-searched"]  # an unfinished run is left out
     rows = script.table(found).splitlines()[2:]
     assert "**+2.250 ± 0.180** (2,000 deals)" in rows[0] and "not measured" in rows[0] and "from scratch" in rows[0]
-    assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `x`" in rows[1] and "| 2.438 |" in rows[1]
+    assert "+2.03 ± 0.19 (budget 1,500)" in rows[1] and "from `x`" in rows[1]
+    assert "| 2.438 (the learner's, exactly: +2.302) |" in rows[1]
+    assert "| 2.438 |" in rows[0]
     script.plot(found, str(tmp_path / "curves.png"))
     assert (tmp_path / "curves.png").stat().st_size > 1000
 

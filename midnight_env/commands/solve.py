@@ -52,6 +52,10 @@ def add_parser(sub) -> None:
                    help="two players: the exact best response of one seat (--seat) to AGENT in the other, AGENT's "
                         "own value there (AGENT in both seats) and the gain; --out DIR saves the best response")
     p.add_argument("--seat", type=int, default=0, help="with --best-response: the responder's seat (default 0)")
+    p.add_argument("--responder", metavar="AGENT", action="append", default=[],
+                   help="with --best-response: also the exact gain of AGENT in the responder's seat (a trained best "
+                        "response, e.g. value:path=runs/exploit-.../model.npz): how much of the best gain it found, "
+                        "without the noise of play; repeatable")
     p.add_argument("--max-states", type=int,
                    help="stop with an error beyond this many states (default: what the memory available holds); "
                         "with --layered, beyond this many in one layer")
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     for flag, given in (("--work-dir", args.work_dir), ("--time-limit", args.time_limit)):
         if given is not None:
             raise UsageError(f"{flag} is for --layered: add --layered, or leave {flag} out")
-    responder = _best_response_agent(args, options)
+    responder, others = _best_response_agent(args, options)
     progress = _progress(not args.no_progress and not args.json and sys.stderr.isatty())
     solution = solve(args.variant, args.players, args.objective, max_states=args.max_states, progress=progress,
                      **options)
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if responder is not None:
         from midnight_env.solve.best_response import best_response
 
-        response = best_response(solution, responder, args.seat)
+        response = best_response(solution, responder, args.seat, responders=others)
         if args.out:
             response_saved = str(response.solution.save(args.out))
     checks = {}
@@ -192,14 +196,16 @@ def _run_layered(args: argparse.Namespace, options: dict, specs: list) -> int:
 
 
 def _best_response_agent(args: argparse.Namespace, options: dict):
-    """The agent of ``--best-response``, built and checked before anything is solved (None without
-    the flag): UsageError for one player or a seat out of range; the registry's error for an agent
-    it does not know; an agent that cannot play the set-up is named (with ``--save`` that check
+    """The agent of ``--best-response`` and the agents of ``--responder``, built and checked before
+    anything is solved ((None, []) without the flag): UsageError for one player, a seat out of
+    range or --seat/--responder without --best-response; the registry's error for an agent it
+    does not know; an agent that cannot play the set-up is named (with ``--save`` that check
     waits for the solution to be saved, so that plain ``optimal`` can answer in the same run)."""
     if args.best_response is None:
-        if args.seat != 0:
-            raise UsageError("--seat is for --best-response: give the agent to respond to")
-        return None
+        for flag, given in (("--seat", args.seat != 0), ("--responder", bool(args.responder))):
+            if given:
+                raise UsageError(f"{flag} is for --best-response: give the agent to respond to")
+        return None, []
     if args.players < 2:
         raise UsageError(f"--best-response needs another seat to respond to: --players {args.players} has none "
                          "(allowed: --players 2)")
@@ -212,13 +218,18 @@ def _best_response_agent(args: argparse.Namespace, options: dict):
     spec = args.best_response.strip()
     agent = make_agent(spec)
     agent.name = spec
+    responders = []
+    for name in args.responder:
+        responders.append(make_agent(name.strip()))
+        responders[-1].name = name.strip()
     if not args.save:
         config = set_up_config(args.variant, args.players, **options)
         check_set_up(config, args.objective)
-        problem = fit_error(agent, solver_engine(config))
-        if problem is not None:
-            raise UsageError(f"--best-response {spec!r} cannot play this set-up: {problem}")
-    return agent
+        for flag, a in [("--best-response", agent)] + [("--responder", r) for r in responders]:
+            problem = fit_error(a, solver_engine(config))
+            if problem is not None:
+                raise UsageError(f"{flag} {a.name!r} cannot play this set-up: {problem}")
+    return agent, responders
 
 
 def best_response_json(response, saved: str | None = None) -> dict:
@@ -226,6 +237,8 @@ def best_response_json(response, saved: str | None = None) -> dict:
             "seat": response.seat, "agent": response.agent, "agent_decisions": response.decisions,
             "agent_tied": response.tied, "best_response_residual": response.residual,
             "best_response_seconds": response.seconds,
+            **({"responders": [{"agent": r.agent, "value": r.value, "gain": r.gain, "decisions": r.decisions,
+                                "tied": r.tied} for r in response.responders]} if response.responders else {}),
             **({"best_response_saved": saved} if saved else {})}
 
 
@@ -244,6 +257,9 @@ def print_best_response(response, saved: str | None = None) -> None:
     print(f"{'gain':<15}{response.gain:.6f} {unit} for seat {response.seat} "
           f"(positive: {response.agent} is exploitable; 0: it is not)")
     print(f"{'agent ties':<15}{ties} (where its draw chose among tied choices: evaluated as their mixture)")
+    for r in response.responders:
+        share = f", {r.gain / response.gain:.0%} of the best" if response.gain > 0 else ""
+        print(f"{'responder':<15}{r.agent}: value {r.value:.6f}, gain {r.gain:.6f}{share}")
     print(f"{'time':<15}{response.seconds:.1f} CPU-seconds")
     if saved:
         print(f"{'saved':<15}{saved} (optimal:path={saved} in seat {response.seat} plays the best response)")

@@ -18,6 +18,11 @@ points minus seat 1's (seat 0 minimises, seat 1 maximises), with ``win`` seat 0'
 a tie 1/2 (seat 0 maximises, seat 1 minimises). A responder at seat 0 gains when it lowers the
 points (raises the chance); at seat 1 when it raises the points (lowers seat 0's chance).
 
+Other responders (``responders=``: a trained best response, say) are evaluated the same way in
+the responder's seat against the same fixed agent: their exact gain (``ResponderGain``, which may
+be negative) says how much of the best response's gain they found, without the dice's noise that
+a gain measured by play carries.
+
 The best response is also a :class:`~midnight_env.solve.solution.Solution` (``BestResponse.solution``,
 saved like any, played by ``optimal:path=DIR``): its values are those of the best response
 against the agent, its actions at the responder's decisions the best response's (the lowest
@@ -31,7 +36,8 @@ agent is deterministic, and the agent itself should play there.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -40,6 +46,17 @@ from midnight_env.arena.agent import Agent, fit_error
 from midnight_env.solve.policy import agent_policy, evaluate_policy
 from midnight_env.solve.solution import Solution, seat_modes, state_modes
 from midnight_env.solve.values import MAXIMISE, MINIMISE, POLICY, TIE_TOLERANCE, best_actions
+
+
+@dataclass
+class ResponderGain:
+    """Another responder in the best response's seat against the same agent (module docstring)."""
+
+    agent: str  # the responder's spec (or name)
+    value: float  # its exact value against the agent, as BestResponse.value
+    gain: float  # how much better it does in the seat than the agent itself (negative: worse)
+    decisions: int  # its decision states
+    tied: int  # of them, where its draw chose among tied choices (evaluated as their mixture)
 
 
 @dataclass
@@ -56,8 +73,9 @@ class BestResponse:
     decisions: int  # decision states of the agent's seats
     tied: int  # of them, where its draw chose among tied choices (evaluated as their mixture)
     residual: float  # Bellman residual of the best response's values
-    seconds: float  # CPU seconds: asking the agent and both evaluations
+    seconds: float  # CPU seconds: asking the agent (and the responders) and the evaluations
     solution: Solution  # the best response as a solution (module docstring)
+    responders: list[ResponderGain] = field(default_factory=list)  # the other responders asked, in order
 
     @property
     def deterministic(self) -> bool:
@@ -65,11 +83,13 @@ class BestResponse:
         return self.tied == 0
 
 
-def best_response(solution: Solution, agent: Agent | str, seat: int = 0) -> BestResponse:
+def best_response(solution: Solution, agent: Agent | str, seat: int = 0,
+                  responders: Sequence[Agent | str] = ()) -> BestResponse:
     """The exact best response of ``seat`` against ``agent`` (an Agent or an agent spec) playing
-    every other seat of the solved set-up, the agent's own value in that seat, and the gain
-    (module docstring). ValueError for a one-player set-up, a seat out of range, or an agent that
-    cannot play the set-up; ``solution`` must be the one ``solve()`` returned (it keeps the graph)."""
+    every other seat of the solved set-up, the agent's own value in that seat, the gain, and the
+    exact gain of each of ``responders`` in the same seat (module docstring). ValueError for a
+    one-player set-up, a seat out of range, or an agent or responder that cannot play the set-up;
+    ``solution`` must be the one ``solve()`` returned (it keeps the graph)."""
     n = solution.config.num_players
     if n < 2:
         raise ValueError(f"a best response needs another seat to respond to: {solution.describe()} has 1 player "
@@ -77,6 +97,40 @@ def best_response(solution: Solution, agent: Agent | str, seat: int = 0) -> Best
     if not 0 <= int(seat) < n:
         raise ValueError(f"seat {seat} is out of range: allowed are 0 to {n - 1} ({n} players)")
     seat = int(seat)
+    agent = _playing(solution, agent, "agent")
+    responders = [_playing(solution, r, "responder") for r in responders]
+    started = time.process_time()
+    others = [s for s in range(n) if s != seat]
+    theirs = agent_policy(solution, agent, seats=others)
+    mine = agent_policy(solution, agent, seats=[seat])
+    response = evaluate_policy(solution, theirs)  # the responder's seat optimal against them
+    itself = evaluate_policy(solution, [theirs, mine])
+    better_high = seat_modes(n, solution.objective)[seat] == MAXIMISE
+
+    def gain_of(value: float) -> float:
+        return float(value - itself.value if better_high else itself.value - value)
+
+    asked = []
+    for responder in responders:
+        played = agent_policy(solution, responder, seats=[seat])
+        value = evaluate_policy(solution, [theirs, played]).value
+        asked.append(ResponderGain(agent=responder.name, value=value, gain=gain_of(value),
+                                   decisions=played.decisions, tied=played.tied))
+    seconds = time.process_time() - started
+    gain = gain_of(response.value)
+    as_solution = _response_solution(solution, theirs.weight, others, response, agent.name, seat)
+    result = BestResponse(agent=agent.name, seat=seat, objective=solution.objective, value=response.value,
+                          agent_value=itself.value, gain=float(gain), optimum=solution.value,
+                          decisions=theirs.decisions + mine.decisions, tied=theirs.tied + mine.tied,
+                          residual=response.residual, seconds=round(seconds, 3), solution=as_solution,
+                          responders=asked)
+    as_solution.meta["best_response"].update(agent_value=result.agent_value, gain=result.gain,
+                                             decisions=result.decisions, tied=result.tied)
+    return result
+
+
+def _playing(solution: Solution, agent: Agent | str, role: str) -> Agent:
+    """``agent`` built from its spec where it is one (named by it), checked to play the set-up."""
     if isinstance(agent, str):
         from midnight_env.arena.registry import make_agent
 
@@ -85,24 +139,8 @@ def best_response(solution: Solution, agent: Agent | str, seat: int = 0) -> Best
         agent.name = spec
     problem = fit_error(agent, solution.engine)
     if problem is not None:
-        raise ValueError(f"agent {agent.name!r} cannot play {solution.describe()}: {problem}")
-    started = time.process_time()
-    others = [s for s in range(n) if s != seat]
-    theirs = agent_policy(solution, agent, seats=others)
-    mine = agent_policy(solution, agent, seats=[seat])
-    response = evaluate_policy(solution, theirs)  # the responder's seat optimal against them
-    itself = evaluate_policy(solution, [theirs, mine])
-    seconds = time.process_time() - started
-    better_high = seat_modes(n, solution.objective)[seat] == MAXIMISE
-    gain = response.value - itself.value if better_high else itself.value - response.value
-    as_solution = _response_solution(solution, theirs.weight, others, response, agent.name, seat)
-    result = BestResponse(agent=agent.name, seat=seat, objective=solution.objective, value=response.value,
-                          agent_value=itself.value, gain=float(gain), optimum=solution.value,
-                          decisions=theirs.decisions + mine.decisions, tied=theirs.tied + mine.tied,
-                          residual=response.residual, seconds=round(seconds, 3), solution=as_solution)
-    as_solution.meta["best_response"].update(agent_value=result.agent_value, gain=result.gain,
-                                             decisions=result.decisions, tied=result.tied)
-    return result
+        raise ValueError(f"{role} {agent.name!r} cannot play {solution.describe()}: {problem}")
+    return agent
 
 
 @njit(cache=True)
@@ -144,4 +182,4 @@ def _response_solution(solution: Solution, weight: np.ndarray, others: list[int]
                     keys=solution.keys, values=V, best=best, meta=meta, graph=g, _engine=solution.engine)
 
 
-__all__ = ["BestResponse", "best_response"]
+__all__ = ["BestResponse", "ResponderGain", "best_response"]
