@@ -215,13 +215,13 @@ def _best_response_agent(args: argparse.Namespace, options: dict):
     from midnight_env.arena.agent import fit_error
     from midnight_env.arena.registry import make_agent
 
-    spec = args.best_response.strip()
-    agent = make_agent(spec)
-    agent.name = spec
-    responders = []
-    for name in args.responder:
-        responders.append(make_agent(name.strip()))
-        responders[-1].name = name.strip()
+    def named(spec: str):
+        agent = make_agent(spec.strip())
+        agent.name = spec.strip()
+        return agent
+
+    agent = named(args.best_response)
+    responders = [named(spec) for spec in args.responder]
     if not args.save:
         config = set_up_config(args.variant, args.players, **options)
         check_set_up(config, args.objective)
