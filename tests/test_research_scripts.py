@@ -326,3 +326,30 @@ def test_the_strong_field_holds_every_earlier_champion_of_the_set_up(monkeypatch
     assert script.agents_for("hidden_castle", 2, "strong")[-3:] == script.previous_champion("hidden_castle", 2)
     names.append("ppo-hidden_castle-4p")
     assert script.previous_champion("hidden_castle", 4) == ["ppo-hidden_castle-4p", "value-hidden_castle-4p-v1"]
+
+
+@pytest.mark.slow
+def test_response_shortfall_sums_to_the_exact_gap_state_by_state(capsys):
+    from midnight_env.solve.best_response import best_response
+
+    script = load_script("response_shortfall")
+    result = script.report("duo-mp-r1-g1-points", "expert", ["runner"], top=3)
+    sol = solve("midnight_party", 2, "points", guests_per_player=1, rounds=1)
+    exact = best_response(sol, "expert", 0, responders=["runner"])
+    assert result["best_gain"] == pytest.approx(exact.gain, abs=1e-9)
+    itself, runner = result["rows"]
+    # the target itself in the seat falls short by the whole gain, the responder by what it leaves
+    assert itself["gain"] == pytest.approx(0.0, abs=1e-9) and itself["shortfall"] == pytest.approx(exact.gain)
+    assert runner["gain"] == pytest.approx(exact.responders[0].gain, abs=1e-9)
+    for row in (itself, runner):
+        # the performance-difference identity: visits times the loss at each state add up to the gap
+        assert row["decomposed"] == pytest.approx(row["shortfall"], rel=1e-6)
+        assert sum(b["share"] for b in row["bands"]) == pytest.approx(1.0)
+        assert 0.0 <= row["alone"]["share"] <= 1.0 and row["wrong_visits"] < row["visits"]
+        costs = [t["visits"] * t["loss"] for t in row["top"]]
+        assert costs == sorted(costs, reverse=True) and len(costs) == 3
+        assert all(t["loss"] > 0 for t in row["top"])
+    assert runner["shortfall"] > itself["shortfall"]  # runner is far weaker than expert's best response
+    assert script.main(["--setup", "solo-mp-r1-g1", "--target", "expert"]) == 2
+    err = capsys.readouterr().err
+    assert "set-up 'solo-mp-r1-g1' is not a solved two-player set-up: allowed are duo-mp-r1-g1-win" in err

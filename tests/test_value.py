@@ -507,6 +507,25 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
     assert np.allclose(started.points_to_come(obs), members[1].points_to_come(obs), atol=1e-6)
 
 
+def test_a_wider_learner_starts_computing_exactly_the_narrower_networks_function():
+    import torch
+
+    torch.manual_seed(0)
+    engine = Engine("midnight_party", 2)
+    D = observation_size(engine)
+    narrow, wide = training.Network(D, 2, [6, 4]), training.Network(D, 2, [16, 9])
+    training.widen_into(wide, narrow.weights(), "narrow.npz", [16, 9])
+    obs = torch.from_numpy(np.random.default_rng(1).random((32, D), np.float32))
+    with torch.no_grad():
+        assert np.allclose(wide(obs).numpy(), narrow(obs).numpy(), atol=1e-6)
+        # the new units are live (fresh incoming weights), so training can use them
+        assert wide.body[0].weight[6:].abs().sum() > 0 and wide.body[2].weight[:, 6:].abs().sum() == 0
+    for hidden in ([4, 4], [16, 9, 3], [16]):
+        with pytest.raises(ModelError, match=rf"model narrow.npz has hidden layers \[6, 4\], which do not fit "
+                                             rf"hidden_sizes={re.escape(str(hidden))}: allowed are as many"):
+            training.widen_into(training.Network(D, 2, hidden), narrow.weights(), "narrow.npz", hidden)
+
+
 def test_training_refuses_a_play_option_a_model_cannot_hold(tmp_path):
     with pytest.raises(ValueError, match=r"play \{'budget': 600\} is not allowed: allowed are others"):
         training.train(training.load_config(overrides={"play": {"budget": 600}, "run_dir": str(tmp_path)}))

@@ -179,7 +179,8 @@ class Args:
     pool_size: int = 4
     """snapshots kept (the oldest is replaced)"""
     init_model: str = ""
-    """start from this value model (NAME.npz, same hidden_sizes), not a fresh network"""
+    """start from this value model (NAME.npz), not a fresh network: its hidden layers as many as
+    hidden_sizes, each as wide or narrower (a wider learner computes its function at the start)"""
     init_member: int = -1
     """the network of an ensemble init_model to start from (0, 1, ...; -1: init_model must be one network)"""
     eval_every: int = 10
@@ -218,6 +219,31 @@ class Network(nn.Module):
 
     def weights(self) -> dict[str, np.ndarray]:
         return linear_weights("value", [m for m in self.body if isinstance(m, nn.Linear)])
+
+
+def widen_into(net: Network, theirs: dict[str, np.ndarray], source: str, hidden: list[int]) -> None:
+    """Start ``net`` from the weights ``theirs`` (``value.K.weight`` (out, in), ``value.K.bias``) of
+    a network with as many layers and hidden layers no wider than ``net``'s: each layer's weights go
+    to the top-left block, and the units ``net`` has beyond them keep their fresh incoming weights
+    but send nothing on (outgoing weights 0), so ``net`` computes exactly ``theirs``' function and
+    has room to learn more (Net2Net's widening: a learner with more capacity than the network it
+    starts from, never weaker at the start). ModelError names the file where the depth differs or a
+    layer is wider than ``hidden``'s."""
+    linears = [m for m in net.body if isinstance(m, nn.Linear)]
+    shapes = [theirs.get(f"value.{k}.weight", np.zeros((0, 0))).shape for k in range(len(linears))]
+    fits = (len(theirs) == 2 * len(linears) and shapes[0][1] == linears[0].in_features
+            and shapes[-1][0] == linears[-1].out_features
+            and all(o <= m.out_features and i <= m.in_features for (o, i), m in zip(shapes, linears)))
+    if not fits:
+        theirs_hidden = [theirs[f"value.{k}.weight"].shape[0] for k in range(len(theirs) // 2 - 1)]
+        raise ModelError(f"model {source} has hidden layers {theirs_hidden}, which do not fit hidden_sizes={hidden}: "
+                         "allowed are as many hidden layers, each as wide or wider")
+    with torch.no_grad():
+        for k, layer in enumerate(linears):
+            out, inp = shapes[k]
+            layer.weight[:out, :inp] = torch.from_numpy(theirs[f"value.{k}.weight"])
+            layer.weight[:, inp:] = 0.0  # the new units of the layer below send nothing here yet
+            layer.bias[:out] = torch.from_numpy(theirs[f"value.{k}.bias"])
 
 
 def value_meta(engine: Engine, points_scale: float, training: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -497,14 +523,7 @@ def train(args: Args, command: str | None = None,
         if args.init_member >= many:
             raise ModelError(f"init_member {args.init_member} is out of range: model {init.npz_path} has "
                              f"{many} network{'s' if many > 1 else ''} (allowed: -1 or 0 to {many - 1})")
-        mine = net.weights()
-        theirs = init.member_weights(max(args.init_member, 0))
-        if theirs.keys() != mine.keys() or any(theirs[k].shape != mine[k].shape for k in mine):
-            raise ModelError(f"model {init.npz_path} has another network shape than hidden_sizes={args.hidden_sizes}")
-        with torch.no_grad():
-            for k, layer in enumerate(m for m in net.body if isinstance(m, nn.Linear)):
-                layer.weight.copy_(torch.from_numpy(theirs[f"value.{k}.weight"]))
-                layer.bias.copy_(torch.from_numpy(theirs[f"value.{k}.bias"]))
+        widen_into(net, init.member_weights(max(args.init_member, 0)), str(init.npz_path), args.hidden_sizes)
         previous = init.meta.get("training", {})
         if many > 1:  # the chosen network's own training, not the ensemble's
             previous = (init.meta.get("members") or [previous] * many)[args.init_member]
