@@ -13,9 +13,11 @@ sum is checked against the two exact values.
 
 So a reader sees whether a response misses its gain in a few positions or everywhere, in common
 positions or rare ones, by large or small mistakes, and of which kind (the best response's choice
-against the responder's: walk on, enter a room, place, pass), and how much of it lies where the
-target has nothing left to decide this round (no guest of its seat on the gallery or waiting to be
-placed). There the loss is the responder's own play, not a failure to exploit the target.
+against the responder's: walk on, enter a room, place, pass), and in midnight_party how much of
+it lies where the target has nothing left to decide this round (no guest of its seat on the
+gallery or waiting to be placed: a guest in a room or on the stairs stays there). There the loss
+is the responder's own play, not a failure to exploit the target. (In hidden_castle a guest may
+leave a room or the cellar, so the split is not made there.)
 
     python experiments/response_shortfall.py --target value:path=runs/value-duo-midnight_party-2p-r1-g1-s1/model.npz \
         --responder value:path=runs/exploit-duo-r1-net/model.npz
@@ -37,6 +39,8 @@ import numpy as np
 from numba import njit
 
 from midnight_env.arena.registry import make_agent
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import make_config
 from midnight_env.core.state import PLACE
 from midnight_env.solve.policy import Policy, agent_policy, evaluate_policy
 from midnight_env.solve.setups import SET_UPS
@@ -61,7 +65,8 @@ class Shortfall:
     wrong_visits: float  # of them, where its choice is worse than the best response's
     states_for: dict[str, int]  # how many decision states hold 50, 80, 95 % of the shortfall
     bands: list[dict[str, float]]  # share of the shortfall and visits a game, by the loss at a visit
-    alone: dict[str, float]  # where the target's seat has nothing left to decide this round
+    alone: dict[str, float] | None  # where the target's seat has nothing left to decide this round
+    #                                   (midnight_party only)
     kinds: list[dict[str, object]]  # share by (best response's choice, the policy's choice)
     top: list[dict[str, object]] = field(default_factory=list)  # the states that cost most
 
@@ -146,12 +151,15 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
         band = wrong & (loss > low) & (loss <= high)
         bands.append({"above": low, "up_to": float(high), "share": share(cost[band].sum()),
                       "visits": float(visits[band].sum())})
-    ids = np.flatnonzero(decides)
-    positions = solution.positions(ids)
-    other = 1 - seat
-    nothing_left = (positions.gallery[:, other].sum(axis=1) == 0) & (positions.supply[:, other] == 0)
-    alone = np.zeros(n, bool)
-    alone[ids[nothing_left]] = True
+    alone = None
+    if solution.config.variant == "midnight_party":  # its guests never leave a room or the stairs
+        ids = np.flatnonzero(decides)
+        positions = solution.positions(ids)
+        other = 1 - seat
+        nothing_left = (positions.gallery[:, other].sum(axis=1) == 0) & (positions.supply[:, other] == 0)
+        lone = np.zeros(n, bool)
+        lone[ids[nothing_left]] = True
+        alone = {"share": share(cost[lone].sum()), "visits": float(visits[lone].sum()), "states": int(lone.sum())}
     # by kind: the best response's choice there against the policy's most likely one
     edge_of_best = np.full(n, -1, np.int64)
     close = np.abs(q - top_q[source]) <= 1e-9
@@ -182,8 +190,7 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
     return Shortfall(name=name, value=value, gain=gain, shortfall=best_gain - gain, decomposed=total,
                      visits=float(visits[decides].sum()), wrong_visits=float(visits[wrong].sum()),
                      states_for=states_for, bands=bands,
-                     alone={"share": share(cost[alone].sum()), "visits": float(visits[alone].sum()),
-                            "states": int(alone.sum())},
+                     alone=alone,
                      kinds=[{"best": b, "chosen": c, "share": share(v)} for (b, c), v in kinds.most_common(4)],
                      top=rows)
 
@@ -195,7 +202,9 @@ def report(setup: str, target: str, responders: list[str], seat: int = 0, top: i
         allowed = ", ".join(k for k, s in SET_UPS.items() if s.players == 2)
         raise ValueError(f"set-up {setup!r} is not a solved two-player set-up: allowed are {allowed}")
     s = SET_UPS[setup]
-    solution = solve(s.variant, s.players, s.objective, **s.options)
+    options = dict(s.options)
+    board = board_from_dict(options.pop("board")) if "board" in options else None  # the tiny boards
+    solution = solve(make_config(s.variant, s.players, board=board, **options), objective=s.objective)
     others = [1 - seat]
     target_agent = make_agent(target)
     theirs = agent_policy(solution, target_agent, seats=others)
@@ -223,8 +232,9 @@ def text(result: dict) -> str:
         lines.append(f"  decisions a game {r['visits']:.2f}, of them worse than the best response's "
                      f"{r['wrong_visits']:.4f}")
         lines.append("  the shortfall lies in " + ", ".join(f"{v} states ({k})" for k, v in r["states_for"].items()))
-        lines.append(f"  where the target's seat has nothing left to decide this round: {r['alone']['share']:.1%} "
-                     f"of it ({r['alone']['visits']:.2f} visits a game)")
+        if r["alone"] is not None:
+            lines.append(f"  where the target's seat has nothing left to decide this round: {r['alone']['share']:.1%} "
+                         f"of it ({r['alone']['visits']:.2f} visits a game)")
         lines.append("  by the loss at a visit: " + "; ".join(
             f"({b['above']}, {b['up_to']}] {b['share']:.1%} at {b['visits']:.4f} visits" for b in r["bands"]))
         lines.append("  best response's choice / its choice: " + ", ".join(
