@@ -183,12 +183,11 @@ def mistake_kinds(setup: SetUp, specs: list[str], solution=None) -> str:
     q = solution.action_values(state)
     sign = -1.0 if seat_modes(setup.players, setup.objective)[0] == MAXIMISE else 1.0
     best = solution.best[ids].astype(np.int64)
-    squares, rooms, passing = engine.board.num_squares, engine.board.num_rooms, engine.num_actions - 1
+    layout = engine.layout
 
-    def kind(a: int) -> str:
-        if a == passing:
-            return "pass"
-        return "place" if a < squares else ("walk" if (a - squares) % (1 + rooms) == 0 else "enter a room")
+    def kind(a: int) -> str:  # the layout's kind, a move split by where it goes
+        k = layout.kind(a)
+        return k if k != "move" else ("walk" if layout.split_move(a)[1] == 0 else "enter a room")
 
     lines = [f"{setup.name}: {len(ids):,} decision states of seat 0"]
     for spec in specs:

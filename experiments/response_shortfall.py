@@ -6,8 +6,8 @@ response's value (``midnight solve --best-response``), and for the target itself
 each ``--responder`` its **shortfall**: how much less it gains than the best response. The
 shortfall is broken down by decision state with the performance-difference identity. A
 responder's shortfall is the sum, over its decision states, of two factors. One is how often its
-play against the target reaches the state (expected visits a game: a roll's transitions weighted
-by the die's odds, a decision's by the two policies). The other is what its choice loses there,
+play against the target reaches the state (expected visits a game,
+``midnight_env.solve.analysis.policy_visits``). The other is what its choice loses there,
 valued by the best response's own values (the best action's value minus the chosen one's). The
 sum is checked against the two exact values.
 
@@ -36,16 +36,16 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from numba import njit
 
 from midnight_env.arena.registry import make_agent
 from midnight_env.core.board import board_from_dict
 from midnight_env.core.config import make_config
 from midnight_env.core.state import PLACE
+from midnight_env.solve.analysis import policy_visits
 from midnight_env.solve.policy import Policy, agent_policy, evaluate_policy
 from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import Solution, seat_modes, solve, state_modes
-from midnight_env.solve.values import CHANCE, FACE_PROBABILITY, MAXIMISE, MINIMISE
+from midnight_env.solve.values import MAXIMISE, MINIMISE
 
 DEFAULT_SETUP = "duo-mp-r1-g1-points"
 LOSS_BANDS = (0.05, 0.2, 0.5, 1.0)  # points (or chance) lost at a visit: the edges of the bands reported
@@ -71,51 +71,13 @@ class Shortfall:
     top: list[dict[str, object]] = field(default_factory=list)  # the states that cost most
 
 
-@njit(cache=True)
-def _sweep(visits, start, in_start, in_source, in_p):
-    """One Gauss-Seidel sweep of visits = start + what flows in, states in the graph's order
-    (breadth-first from the start, so mostly along the play); returns the largest change."""
-    worst = 0.0
-    for v in range(visits.shape[0]):
-        x = start[v]
-        for k in range(in_start[v], in_start[v + 1]):
-            x += visits[in_source[k]] * in_p[k]
-        d = abs(x - visits[v])
-        if d > worst:
-            worst = d
-        visits[v] = x
-    return worst
-
-
-def occupancy(solution: Solution, weight: np.ndarray, tolerance: float = 1e-13,
-              max_sweeps: int = 100_000) -> np.ndarray:
-    """Expected visits of every state in a game from the start, every decision played by ``weight``
-    (transition probabilities) and every roll by the die's odds: the fixed point of visits = start
-    + visits carried along the transitions (games end with probability 1, so the sweeps converge;
-    only the loops, a guest running from Hugo round the gallery, take more than one)."""
-    g = solution.graph
-    source = np.repeat(np.arange(g.num_states, dtype=np.int32), np.diff(g.edge_start))
-    mode = state_modes(g, solution.objective)
-    p = np.where(mode[source] == CHANCE, FACE_PROBABILITY[np.clip(g.edge_label, 0, 5)], weight)
-    used = np.flatnonzero(p > 0)
-    order = used[np.argsort(g.edge_to[used], kind="stable")]  # the transitions by the state they lead to
-    in_start = np.zeros(g.num_states + 1, np.int64)
-    np.cumsum(np.bincount(g.edge_to[order], minlength=g.num_states), out=in_start[1:])
-    start = np.zeros(g.num_states)
-    start[solution.start] = 1.0
-    visits = np.zeros(g.num_states)
-    for _ in range(max_sweeps):
-        if _sweep(visits, start, in_start, source[order], p[order]) < tolerance:
-            return visits
-    raise ValueError(f"visits did not settle in {max_sweeps} sweeps (a policy that never ends the game?)")
-
-
 def choice_kind(solution: Solution, action: int) -> str:
-    engine = solution.engine
-    squares, rooms = engine.board.num_squares, engine.board.num_rooms
-    if action == engine.num_actions - 1:
-        return "pass"
-    return "place" if action < squares else ("walk" if (action - squares) % (1 + rooms) == 0 else "enter a room")
+    """place, pass, walk or enter a room (the action layout's kind, a move split by where it goes)."""
+    layout = solution.engine.layout
+    kind = layout.kind(action)
+    if kind != "move":
+        return kind
+    return "walk" if layout.split_move(action)[1] == 0 else "enter a room"
 
 
 def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: float, reference: float,
@@ -134,7 +96,7 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
     (np.minimum if minimise else np.maximum).at(top_q, source, q)
     chosen = np.bincount(source, weights=mine.weight * q, minlength=n)
     loss = np.where(decides, np.abs(chosen - np.where(decides, top_q, 0.0)), 0.0)
-    visits = occupancy(solution, theirs.weight + mine.weight)
+    visits = policy_visits(solution, theirs.weight + mine.weight)
     cost = visits * loss
     total = float(cost.sum())
     value = evaluate_policy(solution, [theirs, mine]).value

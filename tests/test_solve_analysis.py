@@ -20,6 +20,7 @@ from midnight_env.solve.analysis import (
     optimal,
     optimal_visits,
     placement_values,
+    policy_visits,
     shares,
 )
 from midnight_env.solve.setups import TINY_CASTLE, TINY_PARTY
@@ -96,6 +97,27 @@ def test_visits_book_the_optimal_value(which, request):
     booked = float(solution.positions([solution.start]).spooky[0, 0])
     assert booked + (visits[source] * odds * solution.graph.edge_reward).sum() == pytest.approx(solution.value,
                                                                                             abs=1e-9)
+
+
+@pytest.mark.parametrize("spec", ["random", "runner"])
+def test_visits_of_a_policy_book_its_exact_value(spec, tiny):
+    """Visits under an agent's policy (``policy_visits``): the game ends once, and the points
+    booked on the way are the policy's exact value from the graph's own evaluation."""
+    from midnight_env.arena.registry import make_agent
+    from midnight_env.solve.policy import agent_policy, evaluate_policy
+
+    solution = tiny
+    policy = agent_policy(solution, make_agent(spec), seats=[0])
+    visits = policy_visits(solution, policy.weight)
+    assert visits[solution.phases == OVER].sum() == pytest.approx(1, abs=1e-9)
+    g = solution.graph
+    source = np.repeat(np.arange(solution.num_states), np.diff(g.edge_start))
+    chance = (solution.phases == ROLL)[source]
+    odds = np.where(chance, FACE_PROBABILITY[np.where(chance, g.edge_label, 0)], policy.weight)
+    booked = float(solution.positions([solution.start]).spooky[0, 0])
+    value = evaluate_policy(solution, policy).value
+    assert booked + (visits[source] * odds * g.edge_reward).sum() == pytest.approx(value, abs=1e-9)
+    assert value > solution.value  # (a policy that is not optimal books more: the check can tell them apart)
 
 
 def test_decision_table_by_hand(tiny):

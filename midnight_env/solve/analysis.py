@@ -3,7 +3,8 @@
 :func:`placement_values` values every gallery square for the next guest to place (the first,
 or a later one after given placements), as the expected final result of placing there and
 playing optimally on. :func:`optimal_visits` is how often each state of a solution's graph is
-reached per game when every seat plays optimally (so that statistics count positions as often
+reached per game when every seat plays optimally (:func:`policy_visits`: when they play given
+policies) (so that statistics count positions as often
 as games meet them, not once each); :func:`decision_table` describes every move decision of
 the graph (the roll, Hugo's distance, the clock, what is legal and what the optimal choice is)
 and :func:`shares` sums it up: how often optimal play enters a red room when it may, passes
@@ -67,27 +68,28 @@ def best_placements(solution: Solution) -> list[int]:
 
 
 @njit(cache=True)
-def _visits(start, chance, best, edge_start, edge_to, edge_label, tolerance, max_sweeps):
-    """Expected visits of every state per game under the policy ``best`` (Gauss-Seidel over the
-    incoming transitions, in state order: breadth-first from the start, so one sweep carries
-    nearly all of it and the loops settle in a few more)."""
+def _visits(start, odds, edge_start, edge_to, tolerance, max_sweeps):
+    """Expected visits of every state per game, each transition taken with probability
+    ``odds[e]`` (0: never) (Gauss-Seidel over the incoming transitions, in state order:
+    breadth-first from the start, so one sweep carries nearly all of it and the loops settle in
+    a few more)."""
     n = edge_start.shape[0] - 1
     into = np.zeros(n + 1, np.int64)
     for x in range(n):
         for e in range(edge_start[x], edge_start[x + 1]):
-            if chance[x] or edge_label[e] == best[x]:
+            if odds[e] > 0.0:
                 into[edge_to[e] + 1] += 1
     for x in range(n):
         into[x + 1] += into[x]
     source = np.empty(into[n], np.int32)
-    odds = np.empty(into[n], np.float64)
+    taken = np.empty(into[n], np.float64)
     fill = into[:n].copy()
     for x in range(n):
         for e in range(edge_start[x], edge_start[x + 1]):
-            if chance[x] or edge_label[e] == best[x]:
+            if odds[e] > 0.0:
                 k = fill[edge_to[e]]
                 source[k] = x
-                odds[k] = FACE_PROBABILITY[edge_label[e]] if chance[x] else 1.0
+                taken[k] = odds[e]
                 fill[edge_to[e]] += 1
     visits = np.zeros(n, np.float64)
     for sweep in range(max_sweeps):
@@ -95,7 +97,7 @@ def _visits(start, chance, best, edge_start, edge_to, edge_label, tolerance, max
         for x in range(n):
             v = 1.0 if x == start else 0.0
             for k in range(into[x], into[x + 1]):
-                v += odds[k] * visits[source[k]]
+                v += taken[k] * visits[source[k]]
             moved = max(moved, abs(v - visits[x]))
             visits[x] = v
         if moved <= tolerance:
@@ -103,21 +105,32 @@ def _visits(start, chance, best, edge_start, edge_to, edge_label, tolerance, max
     return visits, -1
 
 
-def optimal_visits(solution: Solution, tolerance: float = 1e-13) -> np.ndarray:
+def policy_visits(solution: Solution, weight: np.ndarray, tolerance: float = 1e-13) -> np.ndarray:
     """(n,) how often each state of the solution's graph is reached in one game when every
-    seat plays the solution's optimal actions: 1 at the start, the chance of reaching it for a
-    state met at most once, more for one a game can come back to (a pass, a void roll). Needs
-    the solver's graph (the solution :func:`~midnight_env.solve.solve` returned)."""
+    decision takes its transitions with the probabilities ``weight`` ((E,), as
+    ``midnight_env.solve.policy.Policy.weight``, the seats' policies summed) and every roll its
+    die's odds: 1 at the start, the chance of reaching it for a state met at most once, more for
+    one a game can come back to (a pass, a void roll). Needs the solver's graph (the solution
+    :func:`~midnight_env.solve.solve` returned)."""
+    g = solution.graph
+    if g is None:
+        raise ValueError("visits need the solver's graph: use the solution solve() returned, not a loaded one")
+    source = np.repeat(np.arange(g.num_states), np.diff(g.edge_start))
+    odds = np.where((g.phases == ROLL)[source], FACE_PROBABILITY[np.clip(g.edge_label, 0, 5)], weight)
+    visits, sweeps = _visits(solution.start, odds, g.edge_start, g.edge_to, tolerance, 1_000_000)
+    if sweeps < 0:
+        raise ValueError("the visits did not settle: a policy that never ends the game?")
+    return visits
+
+
+def optimal_visits(solution: Solution, tolerance: float = 1e-13) -> np.ndarray:
+    """:func:`policy_visits` when every seat plays the solution's optimal actions."""
     g = solution.graph
     if g is None:
         raise ValueError("optimal_visits needs the solver's graph: use the solution solve() returned, not a "
                          "loaded one")
-    chance = g.phases == ROLL
-    visits, sweeps = _visits(solution.start, chance, solution.best.astype(np.int64), g.edge_start, g.edge_to,
-                             g.edge_label, tolerance, 1_000_000)
-    if sweeps < 0:
-        raise ValueError("the visits did not settle: optimal play that never ends the game?")
-    return visits
+    source = np.repeat(np.arange(g.num_states), np.diff(g.edge_start))
+    return policy_visits(solution, (g.edge_label == solution.best[source]).astype(np.float64), tolerance)
 
 
 @njit(cache=True)
@@ -293,6 +306,6 @@ def shares(table: DecisionTable, where: np.ndarray, outcome: np.ndarray, by: np.
     return rows
 
 
-__all__ = ["placement_values", "best_placements", "optimal_visits", "decision_table", "DecisionTable", "shares",
-           "Share", "optimal", "CHOICE_KINDS", "ORIGIN_KINDS", "PASS", "WALK", "INTO_PLAIN", "INTO_RED", "INTO_GREEN",
-           "NO_GUEST"]
+__all__ = ["placement_values", "best_placements", "optimal_visits", "policy_visits", "decision_table", "DecisionTable",
+           "shares", "Share", "optimal", "CHOICE_KINDS", "ORIGIN_KINDS", "PASS", "WALK", "INTO_PLAIN", "INTO_RED",
+           "INTO_GREEN", "NO_GUEST"]
