@@ -40,15 +40,13 @@ QUICK = ["solo-mp-r1-g1", "solo-mp-r1-g2"]
 # one set-up, in the child process: prints one JSON line
 CHILD = """
 import json, resource, sys, time
-from midnight_env.core.board import board_from_dict
-from midnight_env.core.config import make_config
 from midnight_env.solve import solve
 from midnight_env.solve.layered import solve_layered
-variant, players, objective, options, solver = json.loads(sys.argv[1])
-board = board_from_dict(options.pop("board")) if "board" in options else None
-config = make_config(variant, players, board=board, **options)
+from midnight_env.solve.setups import SET_UPS
+name, solver = json.loads(sys.argv[1])
+setup = SET_UPS[name]
 wall, cpu = time.perf_counter(), time.process_time()
-m = (solve if solver == "whole" else solve_layered)(config, objective=objective).meta
+m = (solve if solver == "whole" else solve_layered)(setup.config(), objective=setup.objective).meta
 extra = {k: m[k] for k in ("layers", "largest_layer", "disk_bytes") if k in m}
 print(json.dumps({"value": m["value"], "states": m["states"], "edges": m["edges"], "residual": m["residual"],
                   "sweeps": m["sweeps"], "most_sweeps": m["most_sweeps"], "seconds_states": m["seconds_states"],
@@ -60,11 +58,9 @@ SOLVERS = ("whole", "layered")
 
 
 def run_one(name: str, timeout: float, solver: str = "whole") -> dict:
-    variant, players, objective, options = SET_UPS[name]
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-c", CHILD,
-                               json.dumps([variant, players, objective, options, solver])],
+        done = subprocess.run([sys.executable, "-c", CHILD, json.dumps([name, solver])],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"name": name, "solver": solver, "error": f"over {timeout:.0f} s"}

@@ -43,6 +43,20 @@ def saved(solo, tmp_path_factory):
     return solo.save(tmp_path_factory.mktemp("solution") / "mp1")
 
 
+def test_every_named_set_up_makes_its_game():
+    from midnight_env.solve.setups import SET_UPS
+
+    for name, setup in SET_UPS.items():
+        config = setup.config()
+        assert (config.variant, config.num_players) == (setup.variant, setup.players), name
+        rules = {k: v for k, v in setup.options.items() if k != "board"}
+        assert {k: config.options[k] for k in rules} == rules, name
+        board = setup.options.get("board")
+        assert config.custom_board == (board is not None), name
+        assert config.board.name == (board["name"] if board else setup.variant), name
+        assert config.board.num_squares == (board["gallery_squares"] if board else 28), name
+
+
 # ------------------------------------------------------------------------------------------------
 # values checked by hand
 

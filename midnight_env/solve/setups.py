@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from midnight_env.core.board import board_from_dict
+from midnight_env.core.config import GameConfig, make_config
+
 # a six-square board with a red, a green and a plain room and three steps: two players of
 # hidden_castle keep both seats' points in the key, too many states on the real board
 TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
@@ -33,6 +36,13 @@ class SetUp(NamedTuple):
     players: int
     objective: str
     options: dict  # rule options for ``solve``; "board": a board definition (the tiny boards)
+
+    def config(self) -> GameConfig:
+        """The set-up's game (``solve(setup.config(), objective=setup.objective)``), its board
+        definition, where it has one, made a Board."""
+        options = dict(self.options)
+        board = board_from_dict(options.pop("board")) if "board" in options else None
+        return make_config(self.variant, self.players, board=board, **options)
 
 
 def _mp(players: int, rounds: int, guests: int, objective: str = "points") -> SetUp:
