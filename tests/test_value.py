@@ -36,7 +36,8 @@ SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
                       "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": [],
                       "play": {}, "learner_seat": -1, "learner_records": False, "max_cpu_seconds": 0.0,
-                      "init_member": -1, "resume": False}
+                      "init_member": -1, "resume": False, "openings": 0.0, "opening_length": 20,
+                      "rare_fit": 0.0, "restarts": 0.0, "frontier_size": 200_000}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -359,6 +360,57 @@ def test_greedy_targets_stop_the_return_at_an_explored_move_and_value_the_greedy
     assert not np.allclose(plain, targets)
 
 
+def test_an_exploring_start_plays_its_opening_at_random_and_fits_only_what_follows():
+    from midnight_env.arena.agent import Decisions
+    from midnight_env.core.dice import agent_streams
+    from midnight_env.core.observation import encode_observations
+    from midnight_env.core.state import MOVE, PLACE
+
+    engine = Engine("midnight_party", 2, guests_per_player=2, rounds=1)
+    agents, lineup, seed = [make_agent("expert")], np.zeros((1, 2), np.int64), np.array([5])
+    plain = training.play_and_record(engine, agents, lineup, seed, 10.0)
+    none = training.play_and_record(engine, agents, lineup, seed, 10.0, opening=np.array([0]))
+    assert all(np.array_equal(p, q) for p, q in zip(plain, none))  # an opening of 0: the plain game
+    obs, targets, steps = training.play_and_record(engine, agents, lineup, seed, 10.0, opening=np.array([3]))
+    # the same game step by step: three random decisions from the game's own stream, then expert's
+    state, rng = engine.new_games(seed), agent_streams(seed)
+    after, booked, randomly = [], [], []
+    while state.phase[0] in (PLACE, MOVE):
+        mover, decisions = int(state.player[0]), Decisions(engine, state, np.array([0]), rng, seed)
+        wild = len(after) < 3
+        action = decisions.random_choice() if wild else agents[0].act(decisions)
+        randomly.append(wild and action[0] != agents[0].act(Decisions(engine, state.take(np.array([0])),
+                                                                          np.array([0]), rng.copy(), seed))[0])
+        engine.apply_action(state, action, check=False)
+        after.append(encode_observations(engine, state, np.array([0]), np.array([mover])).astype(np.float16)[0])
+        booked.append((mover, state.spooky[0].astype(float)))
+        engine.roll_on(state)
+    assert steps == len(after) and len(obs) == len(targets) == steps - 3
+    assert np.array_equal(obs, np.array(after[3:]))  # the opening's afterstates are not fitted
+    final = state.spooky[0].astype(float)  # the rest's targets: the points booked to the end, as ever
+    assert np.allclose(targets * 10, [np.roll(final - b, -m) for m, b in booked[3:]], atol=1e-4)
+    assert any(randomly)  # (this seed's opening is not expert's own play)
+
+
+def test_rare_afterstates_weigh_as_much_as_common_ones_in_the_fit():
+    obs = np.array([[1, 0], [1, 0], [1, 0], [0, 1]], np.float16)
+    assert np.allclose(training.rarity_weights(obs, 1.0), [1 / 3, 1 / 3, 1 / 3, 1])
+    assert np.allclose(training.rarity_weights(obs, 0.5), [3 ** -0.5] * 3 + [1])
+    # the minibatches are drawn by those weights: a record of weight 0 is never fitted (the
+    # optimizer standing still, the mean loss is the drawn record's own)
+    net = training.Network(2, 2, [4])
+    x, y = torch.from_numpy(obs), torch.tensor([[0.0, 0.0]] * 3 + [[5.0, -5.0]])
+    still = torch.optim.SGD(net.parameters(), lr=0.0)
+    with torch.no_grad():
+        own = ((net(x.float()) - y) ** 2).mean(dim=1)
+    gen = torch.Generator().manual_seed(0)
+    last = torch.tensor([0.0, 0.0, 0.0, 1.0], dtype=torch.float64)
+    only_last = training.fit_values(net, still, x, y, 2, 2, gen, last)
+    assert only_last == pytest.approx(float(own[3]), rel=1e-5)
+    everyone = training.fit_values(net, still, x, y, 1, 4, gen)
+    assert everyone == pytest.approx(float(own.mean()), rel=1e-5)
+
+
 @pytest.mark.slow
 def test_value_training_runs_and_a_seed_decides_the_run(tmp_path):
     tiny = ["--total-timesteps", "3000", "--games-per-iteration", "24", "--batch-games", "12", "--hidden-sizes", "16",
@@ -430,6 +482,15 @@ def test_exploration_falls_linearly_to_its_end_share(tmp_path):
     steps, shares = read_metrics(training.main(tiny)["run_dir"] / "metrics.csv")["charts/explore"]
     assert shares[0] == 0.5 and np.all(np.diff(shares) < 0) and shares[-1] > 0.1
     assert np.allclose(shares[1:], 0.5 - 0.4 * np.minimum(1, np.asarray(steps[:-1]) / 800))
+
+
+@pytest.mark.parametrize(("name", "bad", "allowed"), [("openings", 1.5, "numbers in \\[0, 1\\]"),
+                                                     ("openings", -0.1, "numbers in \\[0, 1\\]"),
+                                                     ("opening_length", 0, "1 or more decisions"),
+                                                     ("rare_fit", -1.0, "0 \\(every record alike\\) or more")])
+def test_exploring_starts_and_rare_fit_out_of_range_are_refused(name, bad, allowed):
+    with pytest.raises(ValueError, match=rf"{name}={bad} is out of range: allowed are {allowed}"):
+        training.train(training.load_config(overrides={name: bad}))
 
 
 @pytest.mark.parametrize("name", ["learner_budget", "learner_turns"])

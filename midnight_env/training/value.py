@@ -69,10 +69,11 @@ from midnight_env.arena.registry import make_agent
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations, observation_size
-from midnight_env.core.state import MOVE, OVER, PLACE
+from midnight_env.core.state import MOVE, OVER, PLACE, GameState
 from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
 from midnight_env.training.evaluate import mean_ci, play_every_seat
 from midnight_env.training.export import linear_weights
+from midnight_env.training.frontier import Frontier
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
 
@@ -154,6 +155,28 @@ class Args:
     """where the learner explored, its targets take the greedy move's afterstate instead and the
     return stops there (Watkins' Q(lambda); needs td_lambda < 1): exploration that lasts to the end
     of the run does not bias the values of the greedy play that is shipped"""
+    openings: float = 0.0
+    """exploring starts: the share of training games that open with a number of decisions, drawn
+    uniformly from 1 to opening_length, made uniformly at random by every seat and not fitted (0:
+    none). The games go on from positions the agents' own play seldom reaches: a best response to a
+    near-optimal target loses most of what it misses in rare endgame positions of its own seat
+    (docs/RESEARCH.md, "Where the rest lies")"""
+    opening_length: int = 20
+    """the most decisions of such an opening (a one-round duo game lasts about 20)"""
+    rare_fit: float = 0.0
+    """weight of a record in the minibatches, its afterstate's count in the replay to the power
+    -rare_fit (0: every record alike; 1: every distinct afterstate alike). A best response to a
+    near-optimal target misses most in positions its play seldom reaches; where the game is small
+    enough that afterstates repeat, this fits them as well as the common ones, and the common ones
+    less (at 1 too little: docs/RESEARCH.md); at real size nearly every afterstate is new, and it
+    changes little"""
+    restarts: float = 0.0
+    """share of each iteration's training games that start not at set-up but at a position where
+    the learner decided in an earlier training game, drawn with weight 1 / how often training met
+    it, with fresh dice (Go-Explore's return to rare positions: training/frontier.py); 0: none.
+    The positions are kept in memory only (a resumed run meets them again from the start)"""
+    frontier_size: int = 200_000
+    """the most positions kept for restarts (the first met; about 1 kB each)"""
     learner_budget: int = 0
     """the learner's search budget while it plays the training games (0: its best afterstate, one
     ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
@@ -278,7 +301,9 @@ class Explorer(Agent):
 
 def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray,
                     points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0,
-                    greedy_targets: bool = False, record_agents: list[int] | None = None
+                    greedy_targets: bool = False, record_agents: list[int] | None = None,
+                    opening: np.ndarray | None = None, start: GameState | None = None,
+                    meet: Callable[[GameState, np.ndarray], None] | None = None
                     ) -> tuple[np.ndarray, np.ndarray, int]:
     """Play the games to the end; (afterstate observations (M, D) float16, targets (M, N) float32,
     decisions). Row m is one decision's afterstate seen by the player who decided; its target is
@@ -294,13 +319,24 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
 
     ``record_agents`` (indices of ``agents``): only their decisions' rows are returned, and a return
     bootstraps only from their afterstates (the network is fitted to no other: a return runs through
-    the others' afterstates as with ``td_lambda`` 1); the decisions counted are every seat's."""
-    state = engine.new_games(seeds)
+    the others' afterstates as with ``td_lambda`` 1); the decisions counted are every seat's.
+
+    ``opening`` (one count per game): exploring starts. Game g's first ``opening[g]`` decisions are
+    made uniformly at random, whoever holds the seat, and their rows are not returned: the games
+    that follow start from positions the agents' own play seldom reaches, and what is fitted is
+    still the agents' play from there (a return never runs back into the opening).
+
+    ``start``: the games begin there (a batch of positions at a decision, one per seed, their dice
+    streams set: :meth:`~midnight_env.training.frontier.Frontier.draw`) instead of at set-up.
+    ``meet(state, games)`` is called at every decision of ``agents[0]`` outside an opening, before
+    it acts (the learner's positions for :class:`~midnight_env.training.frontier.Frontier`)."""
+    state = engine.new_games(seeds) if start is None else start
     rng = agent_streams(seeds)
     everyone = np.arange(len(seeds))
     n = engine.num_players
     bootstrap = td_lambda < 1.0 and model is not None
-    obs, games, seats, booked, ended, recorded = [], [], [], [], [], []
+    obs, games, seats, booked, ended, recorded, opened = [], [], [], [], [], [], []
+    decided = np.zeros(len(seeds), np.int64)  # decisions so far, per game
     explored = []  # per decision step: (rows of it where the learner explored, greedy afterstate obs,
     #                their booked points, whether that afterstate ends the game)
     while True:
@@ -310,11 +346,18 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
         actions = np.full(len(seeds), -1, np.int64)
         greedy = np.full(len(seeds), -1, np.int64)
         holder = lineups[everyone, state.player]
-        for k in np.unique(holder[deciding]):
-            group = deciding[holder[deciding] == k]
+        wild = np.zeros(len(deciding), bool) if opening is None else decided[deciding] < opening[deciding]
+        if meet is not None and (mine := ~wild & (holder[deciding] == 0)).any():
+            meet(state, deciding[mine])
+        for k in np.unique(holder[deciding][~wild]):
+            group = deciding[~wild & (holder[deciding] == k)]
             actions[group] = agents[k].act(Decisions(engine, state, group, rng, seeds))
             if greedy_targets and isinstance(agents[k], Explorer):
                 greedy[group] = agents[k].greedy
+        if wild.any():
+            actions[deciding[wild]] = Decisions(engine, state, deciding[wild], rng, seeds).random_choice()
+        opened.append(wild)
+        decided[deciding] += 1
         movers = state.player[deciding].astype(np.int64)
         if record_agents is not None:
             recorded.append(np.isin(holder[deciding], record_agents))
@@ -369,24 +412,38 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
     to_rel = [(s[:, None] + np.arange(n)[None, :]) % n for s in seats]  # the mover's view of seat order
     targets = np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
     obs = np.concatenate(obs)
+    kept = ~np.concatenate(opened)
     if record_agents is not None:
-        kept = np.concatenate(recorded)
+        kept &= np.concatenate(recorded)
+    if not kept.all():
         obs, targets = obs[kept], targets[kept]
     return obs, (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
 
 
 def fit_values(net: Network, optimizer, x: torch.Tensor, y: torch.Tensor, epochs: int, minibatch: int,
-               gen: torch.Generator) -> float:
-    """``epochs`` passes of Adam over (observations, targets) in shuffled minibatches; the mean loss."""
+               gen: torch.Generator, draw: torch.Tensor | None = None) -> float:
+    """``epochs`` passes of Adam over (observations, targets) in shuffled minibatches; the mean loss.
+    ``draw``: each record's weight in drawing the minibatches instead (with replacement, as many
+    records a pass)."""
     losses = []
     for _ in range(epochs):
-        for idx in torch.randperm(len(x), generator=gen).split(minibatch):
+        order = (torch.randperm(len(x), generator=gen) if draw is None
+                 else torch.multinomial(draw, len(x), replacement=True, generator=gen))
+        for idx in order.split(minibatch):
             loss = ((net(x[idx].float()) - y[idx]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
     return float(np.mean(losses))
+
+
+def rarity_weights(obs: np.ndarray, power: float) -> np.ndarray:
+    """Each row's weight ``c ** -power``, c how many rows hold the same observation: at power 1
+    every distinct afterstate is drawn as often as any other, however seldom play reaches it."""
+    rows = np.ascontiguousarray(obs).view(np.dtype((np.void, obs.dtype.itemsize * obs.shape[1]))).ravel()
+    _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
+    return counts[inverse].astype(np.float64) ** -power
 
 
 def _view(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -465,6 +522,18 @@ def train(args: Args, command: str | None = None,
     if not 0.0 <= args.weight_average < 1.0:
         raise ValueError(f"weight_average={args.weight_average!r} is out of range: allowed are numbers in "
                          "[0, 1) (0: no average)")
+    if not 0.0 <= args.openings <= 1.0:
+        raise ValueError(f"openings={args.openings!r} is out of range: allowed are numbers in [0, 1] (0: no "
+                         "exploring starts)")
+    if args.rare_fit < 0:
+        raise ValueError(f"rare_fit={args.rare_fit!r} is out of range: allowed are 0 (every record alike) or more")
+    if not 0.0 <= args.restarts < 1.0:
+        raise ValueError(f"restarts={args.restarts!r} is out of range: allowed are numbers in [0, 1) (some games "
+                         "must start at set-up to meet positions)")
+    if args.frontier_size < 1:
+        raise ValueError(f"frontier_size={args.frontier_size!r} is out of range: allowed are 1 or more positions")
+    if args.opening_length < 1:
+        raise ValueError(f"opening_length={args.opening_length!r} is out of range: allowed are 1 or more decisions")
     if args.anneal_timesteps < 0:
         raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
                          "(total_timesteps) or more env steps")
@@ -542,6 +611,7 @@ def train(args: Args, command: str | None = None,
     snap_next = 0
     field_agents = [make_agent(s) for s in args.eval_field] if evaluator is None else []
     explore_rng = np.random.default_rng(args.seed + 1)
+    frontier = Frontier(args.frontier_size)  # positions met by the learner, for restarts
 
     def evaluate(step: int) -> dict[str, float]:
         learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0, others=args.learner_others)
@@ -631,18 +701,34 @@ def train(args: Args, command: str | None = None,
                            explore, explore_rng)
         pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
         obs_parts, target_parts, steps = [], [], 0
+        restarted = int(round(args.restarts * args.games_per_iteration)) if len(frontier) else 0
+        fresh = args.games_per_iteration - restarted
         for lo in range(0, args.games_per_iteration, args.batch_games):
             b = min(args.batch_games, args.games_per_iteration - lo)
+            # the first `fresh` games start at set-up, the rest from the frontier
+            seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
+            begin = None
+            if lo + b > fresh:
+                begin = frontier.draw(np_rng, seeds[max(0, fresh - lo):])
+                if lo < fresh:  # a batch across the boundary: its set-up games first
+                    begin = GameState.concatenate([engine.new_games(seeds[:fresh - lo]), begin])
             lineups = np.zeros((b, N), np.int64)  # 0: the learner, k: pool[k - 1]
             if pool:
                 other = np_rng.random((b, N)) >= args.self_play
                 mine = np_rng.integers(N, size=b) if args.learner_seat < 0 else np.full(b, args.learner_seat)
+                if begin is not None:  # a restart continues the learner's decision in its seat
+                    mine = np.where(np.arange(lo, lo + b) >= fresh, begin.player, mine)
                 other[np.arange(b), mine] = False  # one learner at least (in its seat)
                 lineups[other] = 1 + np_rng.integers(len(pool), size=int(other.sum()))
-            seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
+            opening = None
+            if args.openings:  # (no draws without: the runs before openings replay as they were)
+                opening = np.where(np_rng.random(b) < args.openings,
+                                   np_rng.integers(1, args.opening_length + 1, size=b), 0)
+                opening[np.arange(lo, lo + b) >= fresh] = 0  # a restart is an exploring start already
             o, t, s = play_and_record(engine, [learner, *pool], lineups, seeds, args.points_scale,
                                       learner.agent.model, args.td_lambda, args.greedy_targets,
-                                      [0] if args.learner_records else None)
+                                      [0] if args.learner_records else None, opening=opening, start=begin,
+                                      meet=frontier.meet if args.restarts else None)
             if args.keep < 1.0:
                 kept = np_rng.random(len(o)) < args.keep
                 o, t = o[kept], t[kept]
@@ -656,7 +742,8 @@ def train(args: Args, command: str | None = None,
         t_fit = time.process_time()
         x = torch.from_numpy(np.concatenate([r[0] for r in replay]))
         y = torch.from_numpy(np.concatenate([r[1] for r in replay]))
-        loss = fit_values(net, optimizer, x, y, args.epochs, args.minibatch, gen)
+        draw = torch.from_numpy(rarity_weights(x.numpy(), args.rare_fit)) if args.rare_fit else None
+        loss = fit_values(net, optimizer, x, y, args.epochs, args.minibatch, gen, draw)
         if averaged is not None:
             averaged.update_parameters(net)
         fit_time = time.process_time() - t_fit
@@ -670,7 +757,8 @@ def train(args: Args, command: str | None = None,
                 snapshots[snap_next] = snap
                 snap_next = (snap_next + 1) % args.pool_size
         last = {"losses/value_loss": loss, "charts/learning_rate": optimizer.param_groups[0]["lr"],
-                "charts/explore": explore,
+                "charts/explore": explore, **({"charts/frontier": len(frontier), "charts/restarted": restarted}
+                                              if args.restarts else {}),
                 "charts/records": len(x), "charts/play_cpu_s": play_time, "charts/fit_cpu_s": fit_time,
                 "charts/SPS": global_step / (time.perf_counter() - start),
                 "charts/cpu_SPS": global_step / (time.process_time() - cpu_start)}
