@@ -19,6 +19,12 @@ gallery or waiting to be placed: a guest in a room or on the stairs stays there)
 is the responder's own play, not a failure to exploit the target. (In hidden_castle a guest may
 leave a room or the cellar, so the split is not made there.)
 
+It also says how much of the shortfall is **locked in**: where the responder's choice is the best
+one by its own values (each choice followed by the responder's own play, not the best
+response's). There a policy-improvement step does not change the choice: the better move pays
+only once the play after it is better too, so one random move of exploration at a time never
+shows it; a sample-trained learner has to learn the whole line after it first.
+
     python experiments/response_shortfall.py --target value:path=runs/value-duo-midnight_party-2p-r1-g1-s1/model.npz \
         --responder value:path=runs/exploit-duo-r1-net/model.npz
 
@@ -38,8 +44,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from midnight_env.arena.registry import make_agent
-from midnight_env.core.board import board_from_dict
-from midnight_env.core.config import make_config
+from midnight_env.core.positions import hugo_place_name
 from midnight_env.core.state import PLACE
 from midnight_env.solve.analysis import policy_visits
 from midnight_env.solve.policy import Policy, agent_policy, evaluate_policy
@@ -67,6 +72,7 @@ class Shortfall:
     bands: list[dict[str, float]]  # share of the shortfall and visits a game, by the loss at a visit
     alone: dict[str, float] | None  # where the target's seat has nothing left to decide this round
     #                                   (midnight_party only)
+    locked: float  # share of the shortfall where its choice is the best by its own values
     kinds: list[dict[str, object]]  # share by (best response's choice, the policy's choice)
     top: list[dict[str, object]] = field(default_factory=list)  # the states that cost most
 
@@ -99,11 +105,17 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
     visits = policy_visits(solution, theirs.weight + mine.weight)
     cost = visits * loss
     total = float(cost.sum())
-    value = evaluate_policy(solution, [theirs, mine]).value
+    own = evaluate_policy(solution, [theirs, mine])
+    value = own.value
+    own_q = g.edge_reward + own.values[g.edge_to]  # each transition's value with the policy's play after it
+    own_top = np.full(n, np.inf if minimise else -np.inf)
+    (np.minimum if minimise else np.maximum).at(own_top, source, own_q)
+    own_chosen = np.bincount(source, weights=mine.weight * own_q, minlength=n)
     gain = (reference - value) if minimise else (value - reference)
     best_gain = (reference - best_value) if minimise else (best_value - reference)
     share = (lambda part: float(part / total)) if total > 0 else (lambda part: 0.0)
     wrong = decides & (loss > 1e-9)
+    locked = wrong & (np.abs(own_chosen - np.where(decides, own_top, 0.0)) <= 1e-9)
 
     order = np.argsort(-cost)
     cumulative = np.cumsum(cost[order]) / total if total > 0 else np.zeros(n)
@@ -143,16 +155,17 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
         lo, hi = g.edge_start[s], g.edge_start[s + 1]
         rows.append({"state": int(s), "visits": float(visits[s]), "loss": float(loss[s]), "share": share(cost[s]),
                      "phase": "place" if g.phases[s] == PLACE else "move", "roll": int(p.roll[0]),
-                     "hugo": int(p.hugo[0]), "gallery": [np.flatnonzero(p.gallery[0, k]).tolist() for k in range(2)],
+                     "hugo": hugo_place_name(solution.engine, p), "gallery": [np.flatnonzero(p.gallery[0, k]).tolist() for k in range(2)],
                      "rooms": {int(r): int(p.room[0, r]) for r in np.flatnonzero(p.room[0] >= 0)},
                      "best": choice_kind(solution, int(g.edge_label[edge_of_best[s]])),
                      "chosen": choice_kind(solution, int(g.edge_label[likely[s]])),
-                     "choices": [{"action": int(g.edge_label[e]), "value": float(q[e]),
+                     "choices": [{"action": int(g.edge_label[e]), "kind": choice_kind(solution, int(g.edge_label[e])),
+                                  "value": float(q[e]), "own_value": float(own_q[e]),
                                   "played": float(mine.weight[e])} for e in range(lo, hi)]})
     return Shortfall(name=name, value=value, gain=gain, shortfall=best_gain - gain, decomposed=total,
                      visits=float(visits[decides].sum()), wrong_visits=float(visits[wrong].sum()),
                      states_for=states_for, bands=bands,
-                     alone=alone,
+                     alone=alone, locked=share(cost[locked].sum()),
                      kinds=[{"best": b, "chosen": c, "share": share(v)} for (b, c), v in kinds.most_common(4)],
                      top=rows)
 
@@ -164,9 +177,7 @@ def report(setup: str, target: str, responders: list[str], seat: int = 0, top: i
         allowed = ", ".join(k for k, s in SET_UPS.items() if s.players == 2)
         raise ValueError(f"set-up {setup!r} is not a solved two-player set-up: allowed are {allowed}")
     s = SET_UPS[setup]
-    options = dict(s.options)
-    board = board_from_dict(options.pop("board")) if "board" in options else None  # the tiny boards
-    solution = solve(make_config(s.variant, s.players, board=board, **options), objective=s.objective)
+    solution = solve(s.config(), objective=s.objective)
     others = [1 - seat]
     target_agent = make_agent(target)
     theirs = agent_policy(solution, target_agent, seats=others)
@@ -197,13 +208,16 @@ def text(result: dict) -> str:
         if r["alone"] is not None:
             lines.append(f"  where the target's seat has nothing left to decide this round: {r['alone']['share']:.1%} "
                          f"of it ({r['alone']['visits']:.2f} visits a game)")
+        lines.append(f"  locked in (its choice the best by its own play after each): {r['locked']:.1%} of it")
         lines.append("  by the loss at a visit: " + "; ".join(
             f"({b['above']}, {b['up_to']}] {b['share']:.1%} at {b['visits']:.4f} visits" for b in r["bands"]))
         lines.append("  best response's choice / its choice: " + ", ".join(
             f"{k['best']} / {k['chosen']} {k['share']:.1%}" for k in r["kinds"]))
         for t in r["top"][:5]:
             lines.append(f"    {t['visits']:.4f} visits, loses {t['loss']:.3f} ({t['best']} / {t['chosen']}): roll "
-                         f"{t['roll']}, Hugo {t['hugo']}, gallery {t['gallery']}, rooms {t['rooms']}")
+                         f"{t['roll']}, Hugo on {t['hugo']}, gallery {t['gallery']}, rooms {t['rooms']}")
+            lines.append("      " + ", ".join(f"{c['kind']} {c['value']:+.3f} (its own play after: "
+                                              f"{c['own_value']:+.3f})" for c in t["choices"]))
     return "\n".join(lines)
 
 

@@ -349,6 +349,13 @@ def test_response_shortfall_sums_to_the_exact_gap_state_by_state(capsys):
         costs = [t["visits"] * t["loss"] for t in row["top"]]
         assert costs == sorted(costs, reverse=True) and len(costs) == 3
         assert all(t["loss"] > 0 for t in row["top"])
+        # locked in: the states where the choice is also the best by the policy's own play after it
+        own_best = [t for t in row["top"] if abs(sum(c["played"] * c["own_value"] for c in t["choices"])
+                                                 - min(c["own_value"] for c in t["choices"])) <= 1e-9]
+        assert sum(t["visits"] * t["loss"] for t in own_best) / row["shortfall"] - 1e-9 <= row["locked"] <= 1.0
+        for t in row["top"]:  # each choice's values: by the best response's play after it, and the policy's own
+            assert min(c["value"] for c in t["choices"]) < max(c["value"] for c in t["choices"])
+            assert all(c["kind"] in ("place", "pass", "walk", "enter a room") for c in t["choices"])
     assert runner["shortfall"] > itself["shortfall"]  # runner is far weaker than expert's best response
     assert script.main(["--setup", "solo-mp-r1-g1", "--target", "expert"]) == 2
     err = capsys.readouterr().err
