@@ -155,7 +155,8 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
         lo, hi = g.edge_start[s], g.edge_start[s + 1]
         rows.append({"state": int(s), "visits": float(visits[s]), "loss": float(loss[s]), "share": share(cost[s]),
                      "phase": "place" if g.phases[s] == PLACE else "move", "roll": int(p.roll[0]),
-                     "hugo": hugo_place_name(solution.engine, p), "gallery": [np.flatnonzero(p.gallery[0, k]).tolist() for k in range(2)],
+                     "hugo": hugo_place_name(solution.engine, p),
+                     "gallery": [np.flatnonzero(p.gallery[0, k]).tolist() for k in range(2)],
                      "rooms": {int(r): int(p.room[0, r]) for r in np.flatnonzero(p.room[0] >= 0)},
                      "best": choice_kind(solution, int(g.edge_label[edge_of_best[s]])),
                      "chosen": choice_kind(solution, int(g.edge_label[likely[s]])),
