@@ -183,11 +183,7 @@ def mistake_kinds(setup: SetUp, specs: list[str], solution=None) -> str:
     q = solution.action_values(state)
     sign = -1.0 if seat_modes(setup.players, setup.objective)[0] == MAXIMISE else 1.0
     best = solution.best[ids].astype(np.int64)
-    layout = engine.layout
-
-    def kind(a: int) -> str:  # the layout's kind, a move split by where it goes
-        k = layout.kind(a)
-        return k if k != "move" else ("walk" if layout.split_move(a)[1] == 0 else "enter a room")
+    kind = engine.layout.choice_kind
 
     lines = [f"{setup.name}: {len(ids):,} decision states of seat 0"]
     for spec in specs:

@@ -78,12 +78,8 @@ class Shortfall:
 
 
 def choice_kind(solution: Solution, action: int) -> str:
-    """place, pass, walk or enter a room (the action layout's kind, a move split by where it goes)."""
-    layout = solution.engine.layout
-    kind = layout.kind(action)
-    if kind != "move":
-        return kind
-    return "walk" if layout.split_move(action)[1] == 0 else "enter a room"
+    """place, pass, walk or enter a room (``ActionLayout.choice_kind``)."""
+    return solution.engine.layout.choice_kind(action)
 
 
 def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: float, reference: float,
@@ -96,26 +92,30 @@ def shortfall(solution: Solution, theirs: Policy, best: np.ndarray, best_value: 
     minimise = seat_modes(solution.config.num_players, solution.objective)[seat] == MINIMISE
     mode = state_modes(g, solution.objective)
     source = np.repeat(np.arange(n), np.diff(g.edge_start))
-    q = g.edge_reward + best[g.edge_to]  # every transition's value to the best response
     decides = (g.players == seat) & ((mode == MAXIMISE) | (mode == MINIMISE))
-    top_q = np.full(n, np.inf if minimise else -np.inf)
-    (np.minimum if minimise else np.maximum).at(top_q, source, q)
-    chosen = np.bincount(source, weights=mine.weight * q, minlength=n)
-    loss = np.where(decides, np.abs(chosen - np.where(decides, top_q, 0.0)), 0.0)
+
+    def regret(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each transition's value (its reward, then ``values`` of where it leads), each state's best
+        transition value, and at each decision of the seat what the policy's choice loses against
+        it (0 elsewhere)."""
+        q = g.edge_reward + values[g.edge_to]
+        best_q = np.full(n, np.inf if minimise else -np.inf)
+        (np.minimum if minimise else np.maximum).at(best_q, source, q)
+        chosen = np.bincount(source, weights=mine.weight * q, minlength=n)
+        return q, best_q, np.where(decides, np.abs(chosen - np.where(decides, best_q, 0.0)), 0.0)
+
+    q, top_q, loss = regret(best)  # valued by the best response's play after each choice
     visits = policy_visits(solution, theirs.weight + mine.weight)
     cost = visits * loss
     total = float(cost.sum())
     own = evaluate_policy(solution, [theirs, mine])
     value = own.value
-    own_q = g.edge_reward + own.values[g.edge_to]  # each transition's value with the policy's play after it
-    own_top = np.full(n, np.inf if minimise else -np.inf)
-    (np.minimum if minimise else np.maximum).at(own_top, source, own_q)
-    own_chosen = np.bincount(source, weights=mine.weight * own_q, minlength=n)
+    own_q, _, own_loss = regret(own.values)  # by the policy's own play after each choice
     gain = (reference - value) if minimise else (value - reference)
     best_gain = (reference - best_value) if minimise else (best_value - reference)
     share = (lambda part: float(part / total)) if total > 0 else (lambda part: 0.0)
     wrong = decides & (loss > 1e-9)
-    locked = wrong & (np.abs(own_chosen - np.where(decides, own_top, 0.0)) <= 1e-9)
+    locked = wrong & (own_loss <= 1e-9)
 
     order = np.argsort(-cost)
     cumulative = np.cumsum(cost[order]) / total if total > 0 else np.zeros(n)

@@ -437,6 +437,18 @@ def test_notation_helpers_round_trip():
     assert env.describe_action(14) == "place a guest on gallery square 14"
 
 
+@pytest.mark.parametrize("variant", ["midnight_party", "hidden_castle"])
+def test_a_choice_kind_tells_a_walk_from_entering_a_room(variant):
+    layout = midnight_env.Engine(variant, 2).layout
+    assert layout.choice_kind(layout.place(5)) == "place"
+    assert layout.choice_kind(layout.pass_action) == "pass"
+    assert layout.choice_kind(layout.move(7, 0)) == "walk"
+    assert layout.choice_kind(layout.move(7, 1)) == "enter a room"
+    assert layout.choice_kind(layout.move(layout.room_origin(0), layout.num_rooms)) == "enter a room"
+    with pytest.raises(ActionError, match=f"action {layout.num_actions} is out of range"):
+        layout.choice_kind(layout.num_actions)
+
+
 def test_importing_the_engine_does_not_import_the_env_libraries():
     code = ("import sys, midnight_env; midnight_env.Engine('midnight_party', 2); "
             "assert 'pettingzoo' not in sys.modules and 'gymnasium' not in sys.modules; "

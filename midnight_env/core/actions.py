@@ -78,6 +78,14 @@ class ActionLayout:
             return "place"
         return "pass" if action == self.pass_action else "move"
 
+    def choice_kind(self, action: int) -> str:
+        """``kind`` with a move told by where it goes: place, pass, walk or enter a room (the
+        choices the research scripts count mistakes by)."""
+        kind = self.kind(action)
+        if kind != "move":
+            return kind
+        return "walk" if self.split_move(action)[1] == 0 else "enter a room"
+
     def check_index(self, action: int) -> None:
         if not 0 <= int(action) < self.num_actions:
             raise ActionError(f"action {action} is out of range: allowed are 0..{self.num_actions - 1}")

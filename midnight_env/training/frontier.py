@@ -29,8 +29,7 @@ class Frontier:
         self.capacity = capacity
         self.index: dict[bytes, int] = {}  # position key (GameState.key: the dice excluded) -> row
         self.counts: list[int] = []
-        self.kept: GameState | None = None  # one row per position, in order of first meeting
-        self._new: list[GameState] = []
+        self.kept: GameState | None = None  # row k: the k-th position met (room for ``capacity``)
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -49,7 +48,9 @@ class Frontier:
                 self.counts.append(1)
                 fresh.append(int(g))
         if fresh:
-            self._new.append(state.take(np.array(fresh)))
+            if self.kept is None:  # zeros are not written to memory until a position is kept there
+                self.kept = GameState(*(np.zeros((self.capacity, *a.shape[1:]), a.dtype) for a in state))
+            self.kept.put(slice(len(self.counts) - len(fresh), len(self.counts)), state.take(np.array(fresh)))
 
     def draw(self, rng: np.random.Generator, seeds: np.ndarray) -> GameState:
         """``len(seeds)`` kept positions drawn with weight 1 / count (with replacement), as a batch
@@ -57,9 +58,6 @@ class Frontier:
         position met again plays on with other dice."""
         if not self.counts:
             raise ValueError("the frontier is empty: nothing met yet to restart from")
-        if self._new:
-            self.kept = GameState.concatenate(([self.kept] if self.kept is not None else []) + self._new)
-            self._new = []
         weight = 1.0 / np.asarray(self.counts, np.float64)
         rows = rng.choice(len(weight), size=len(seeds), p=weight / weight.sum())
         start = self.kept.take(rows)
