@@ -10,7 +10,10 @@ judges every decision of it).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +22,7 @@ from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, engine_from_args
 from midnight_env.core.dice import agent_streams, face_name
 from midnight_env.core.engine import Engine
-from midnight_env.core.records import Recorder, write_records
+from midnight_env.core.records import Recorder, is_special_file, write_record_lines
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
 
 _HELP = ("answer with the number of a choice, or its notation (g7 to place, g14>g18 or g3>r1 to move), "
@@ -67,15 +70,22 @@ def opponent_specs(spec: str, num_players: int, seat: int) -> list[str | None]:
     return seats
 
 
-def _ask(prompt: str, out) -> str | None:
-    """The typed answer, or None at the end of input (stdin at its end, closed or absent)."""
+def _ask(prompt: str, out) -> str | bytes | None:
+    """The typed answer; its bytes where they are not UTF-8 text; None at the end of input (stdin
+    at its end, closed or absent)."""
     out(prompt, end="", flush=True)
+    raw = getattr(sys.stdin, "buffer", None)  # bytes, so that a line that is not UTF-8 is one bad answer
     try:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
+        line = raw.readline() if raw is not None else sys.stdin.readline() if sys.stdin is not None else ""
     except (OSError, ValueError):  # stdin closed under us
         line = ""
-    if line == "":
+    if not line:
         return None
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return line.strip()
     return line.strip()
 
 
@@ -97,6 +107,10 @@ def choose(engine: Engine, state, color: bool, out=print) -> int | None:
         if text is None:
             out("")
             return None
+        if isinstance(text, bytes):
+            out(f"not UTF-8 text ({text[:40]!r}): answer with a number 1..{len(legal)} or a choice's notation "
+                "(b shows the board again, q quits)")
+            continue
         low = text.lower()
         if low in ("q", "quit", "exit"):
             return None
@@ -131,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
     state = engine.new_games([seed])
     rng = agent_streams([seed])
     recorder = Recorder(engine, [seed], [["human" if spec is None else spec for spec in specs]])
-    if args.record:  # a file that cannot be written is named now, not after the game
-        open(args.record, "a", encoding="utf-8").close()
+    if args.record:  # a file that cannot be written is named now, not after the game (and not created)
+        check_record_file(args.record)
     table = ", ".join("you" if spec is None else f"{s}: {spec}" for s, spec in enumerate(specs))
     out(f"{engine.variant}, {n} players, seed {seed}; you are player {args.seat}; seats {table}")
     out(_HELP)
@@ -173,19 +187,41 @@ def run(args: argparse.Namespace) -> int:
     out(f"game over: points {points}; winners {winners}: {verdict}")
     if args.record:
         line = append_record(args.record, recorder.record(state, 0))
-        out(f"recorded as {args.record} line {line}: midnight analyze {args.record} --line {line} judges every "
-            "decision")
+        if line is None:
+            out(f"recorded to {args.record}")
+        else:
+            out(f"recorded as {args.record} line {line}: midnight analyze {args.record} --line {line} judges every "
+                "decision")
     return 0
 
 
-def append_record(path: str, rec: dict) -> int:
-    """Append ``rec`` to the record file ``path`` (a line of its own); returns its line number."""
+def check_record_file(path: str) -> None:
+    """UsageError unless a game can be appended to ``path`` once it is over: a file this user can
+    write, or a new one in a folder that exists and can be written. Nothing is created."""
+    file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"--record {path!r} is a folder: allowed is a file (the game is appended to it)")
+    if file.exists():
+        if not os.access(file, os.W_OK):
+            raise UsageError(f"--record {path!r} is read-only: allowed is a file this user can write")
+    elif not file.parent.is_dir():
+        raise UsageError(f"--record {path!r} cannot be created: folder {str(file.parent)!r} does not exist")
+    elif not os.access(file.parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--record {path!r} cannot be created: folder {str(file.parent)!r} is not writable")
+
+
+def append_record(path: str, rec: dict) -> int | None:
+    """Append ``rec`` to the record file ``path`` (a line of its own); returns its line number
+    (None for a FIFO or a device: written in place, it has no lines to count)."""
+    line = json.dumps(rec, separators=(",", ":"))
+    if is_special_file(path):
+        write_record_lines(path, [line], append=True)
+        return None
     with open(path, "a+b") as f:
         f.seek(0)
         data = f.read()
-        if data and not data.endswith(b"\n"):  # a file edited by hand: the record starts a line of its own
-            f.write(b"\n")
-            data += b"\n"
-    with open(path, "a", encoding="utf-8") as f:
-        write_records([rec], f, path)
+    if data and not data.endswith(b"\n"):  # a file edited by hand: the record starts a line of its own
+        line = "\n" + line
+        data += b"\n"
+    write_record_lines(path, [line], append=True)
     return data.count(b"\n") + 1

@@ -31,7 +31,7 @@ from midnight_env.tournament import (
     write_leaderboard,
 )
 from midnight_env.tournament.run import BACKENDS
-from midnight_env.tournament.store import database_files, same_file, tournament_keys
+from midnight_env.tournament.store import check_database_path, database_files, same_file, tournament_keys
 
 
 def add_parser(sub) -> None:
@@ -110,6 +110,10 @@ def _leaderboard_folder(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        check_database_path(args.db)  # before the leaderboard folder (the database's) is judged
+    except TournamentError as err:
+        raise _in_flag_words(err) from None
     out = _leaderboard_folder(args)
     try:
         config = make_tournament_config(args.variant, args.players, args.agents, args.seed,

@@ -8,6 +8,8 @@ of the first disagreement; ``Recorder`` writes records of games the engine plays
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +100,8 @@ def make_record(engine: Engine, state: GameState, i: int, seed: int | None, agen
 
 def write_records(records: Iterable[dict], out: TextIO, name: str | None = None) -> int:
     """Write records as JSON Lines to ``out`` and flush; returns how many. A write that fails (a
-    full disk) raises OSError naming the file (``name``, else ``out.name``)."""
+    full disk) raises OSError naming the file (``name``, else ``out.name``), and closes ``out``
+    (closing it later would fail again on the data left in its buffer, without the name)."""
     n = 0
     try:
         for rec in records:
@@ -106,9 +109,72 @@ def write_records(records: Iterable[dict], out: TextIO, name: str | None = None)
             n += 1
         out.flush()
     except OSError as err:
-        raise OSError(err.errno, f"cannot write records to {name or getattr(out, 'name', 'the file')}: "
-                                 f"{err.strerror or err}") from None
+        try:
+            out.close()
+        except OSError:
+            pass
+        raise write_error(err, name or getattr(out, "name", "the file")) from None
     return n
+
+
+def write_error(err: OSError, name: str | Path) -> OSError:
+    """``err`` as one line naming the record file: ``cannot write records to NAME: No space left on
+    device`` (its errno kept)."""
+    error = OSError(f"cannot write records to {name}: {err.strerror or err}")
+    error.errno = err.errno
+    return error
+
+
+def is_special_file(path: str | Path) -> bool:
+    """Whether ``path`` names something that exists and is neither a regular file nor a folder: a
+    FIFO, a character device such as /dev/null (links followed). Such a file is written in place:
+    renaming a new file over it would replace the device or FIFO with a plain file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def write_record_lines(path: str | Path, lines: Iterable[str], append: bool = False) -> int:
+    """Write ``lines`` (JSON text, one record each, without the newline) to the file ``path``;
+    returns how many. A regular file, or a new one, gets them all or nothing: they go to
+    ``PATH.tmp`` beside it, which is then renamed over it (with ``append``, they are appended to
+    it). A FIFO or a device (``is_special_file``) is opened and written in place, never replaced:
+    a FIFO's reader gets every line. A write that fails (a full disk, /dev/full) raises OSError
+    naming the file (:func:`write_error`), and the temporary file is removed."""
+    path = Path(path)
+    target = path if append or is_special_file(path) else path.with_name(path.name + ".tmp")
+    n = 0
+    try:
+        # unbuffered: a failed write raises here, not again when the file is closed
+        with open(target, "ab" if append else "wb", buffering=0) as f:
+            chunk: list[bytes] = []
+            size = 0
+            for line in lines:
+                chunk.append(line.encode("utf-8") + b"\n")
+                size += len(chunk[-1])
+                n += 1
+                if size >= 1 << 16:
+                    _write_all(f, b"".join(chunk))
+                    chunk, size = [], 0
+            _write_all(f, b"".join(chunk))
+        if target != path:
+            os.replace(target, path)
+    except OSError as err:
+        if target != path:
+            try:
+                target.unlink(missing_ok=True)
+            except OSError:
+                pass
+        raise write_error(err, path) from None
+    return n
+
+
+def _write_all(f, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[f.write(view):]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -235,17 +301,41 @@ def replay_record(rec: dict, line: int | None = None, engine: Engine | None = No
     return ReplayResult(rec, state, n_dec, n_roll)
 
 
+# the longest line a record file may have, in bytes: the longest real records are under 50 KB (an
+# 8-player midnight_party game, tests/golden/), a game cut at the default max_turns under 1 MiB
+MAX_LINE_BYTES = 16 * 2**20
+
+
 def read_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) for every non-empty line of a JSON Lines file, where a line that is
     not a record gives a :class:`RecordError` saying why in place of the record (so that a reader
-    may report it and go on)."""
+    may report it and go on). A line longer than MAX_LINE_BYTES is such a line: it is never read
+    whole (``/dev/zero`` is one endless line), only skipped to its end when the reader goes on."""
     with open(path, "rb") as f:
-        yield from parse_lines(f)
+        yield from parse_lines(_bounded_lines(f, MAX_LINE_BYTES))
+
+
+def _bounded_lines(f, limit: int) -> Iterator[bytes]:
+    """The lines of a binary file, each with its newline; of a line longer than ``limit`` bytes
+    only its first ``limit + 1`` (which tell that it is too long), the rest read past in pieces."""
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        yield line
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (rest := f.readline(2**20)) and not rest.endswith(b"\n"):
+                pass
 
 
 def parse_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
     """:func:`read_lines` of lines already read (an uploaded file's, say), each as bytes."""
+    limit = MAX_LINE_BYTES
     for number, raw in enumerate(lines, start=1):
+        if len(raw) - raw.endswith(b"\n") > limit:
+            yield number, RecordError(f"longer than the limit of {limit} bytes ({limit / 2**20:g} MiB) for a "
+                                      "record line", number)
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:

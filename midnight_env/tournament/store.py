@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 import zlib
 from contextlib import closing
@@ -23,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from midnight_env.core.records import is_special_file, write_record_lines
 from midnight_env.tournament.config import FORMAT, TournamentConfig, TournamentError
 
 DEFAULT_DB = "midnight_tournament.sqlite"
@@ -80,8 +82,7 @@ class ResultStore:
         a tournament database, and without ``resume`` one that holds other tournaments or an
         unfinished run of this one."""
         path = Path(path)
-        if path.is_dir():
-            raise TournamentError(f"database {str(path)!r} is a directory, not a database file", "db")
+        check_database_path(path)
         check_writable(path, "database ")
         for companion in database_files(path)[1:]:  # SQLite's own: a read-only one blocks every write
             if companion.exists() and not os.access(companion, os.W_OK):
@@ -110,11 +111,16 @@ class ResultStore:
         store = cls(path, config)
         store.others = [json.loads(c) for k, c, _ in held if k != config.key]
         store.is_new = not any(k == config.key for k, _, _ in held)
-        with store.conn:
-            store.conn.executescript(_SCHEMA)
-            store.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
-            store.conn.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
-                               (config.key, json.dumps(config.identity(), sort_keys=True), _now()))
+        try:
+            with store.conn:
+                store.conn.executescript(_SCHEMA)
+                store.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+                store.conn.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
+                                   (config.key, json.dumps(config.identity(), sort_keys=True), _now()))
+        except sqlite3.Error as err:
+            failed = store._write_failed(err)
+            store.close()
+            raise failed from None
         return store
 
     def done(self) -> set[int]:
@@ -139,33 +145,43 @@ class ResultStore:
                              for s in range(len(lineup)))
             if records is not None:
                 record_rows.append((self.key, int(g), zlib.compress(json.dumps(records[j]).encode())))
-        with self.conn:  # one transaction: the whole batch or nothing
-            before = self.conn.total_changes
-            self.conn.executemany("INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", game_rows)
-            added = self.conn.total_changes - before
-            self.conn.executemany("INSERT OR IGNORE INTO seats VALUES (?,?,?,?,?,?)", seat_rows)
-            self.conn.executemany("INSERT OR IGNORE INTO records VALUES (?,?,?)", record_rows)
+        try:
+            with self.conn:  # one transaction: the whole batch or nothing
+                before = self.conn.total_changes
+                self.conn.executemany("INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", game_rows)
+                added = self.conn.total_changes - before
+                self.conn.executemany("INSERT OR IGNORE INTO seats VALUES (?,?,?,?,?,?)", seat_rows)
+                self.conn.executemany("INSERT OR IGNORE INTO records VALUES (?,?,?)", record_rows)
+        except sqlite3.Error as err:  # the batch was rolled back: the batches before it stay
+            raise self._write_failed(err) from None
         return added
+
+    def _write_failed(self, err: sqlite3.Error) -> TournamentError:
+        """A write SQLite refused (a full disk: ``database or disk is full``) as one line naming the
+        database, saying that the games stored so far are kept and how to play the rest."""
+        full = getattr(err, "sqlite_errorcode", None) == 13 or "full" in str(err)  # SQLITE_FULL (Python 3.11+)
+        why = "the disk is full" if full else "it cannot be written"
+        try:
+            kept = f"the {len(self.done())} games of this tournament stored so far are kept"
+        except sqlite3.Error:
+            kept = "the games stored so far are kept"
+        return TournamentError(f"database {str(self.path)!r}: {why} ({err}); {kept}: "
+                               f"{'free some space, then ' if full else ''}run the same command again with "
+                               "resume=True to play the rest", "resume")
 
     def results(self, games: int | None = None) -> Results:
         return _results(self.conn, self.config, games)
 
     def export_records(self, out: str | Path, games: int | None = None) -> int:
-        """Write the stored records (game index order) to ``out`` as JSON Lines, atomically."""
+        """Write the stored records (game index order) to ``out`` as JSON Lines: a regular file
+        atomically, a FIFO or a device in place (:func:`write_record_lines`)."""
         query = "SELECT record FROM records WHERE config_hash = ?"
         params: tuple = (self.key,)
         if games is not None:
             query += " AND game_index < ?"
             params += (games,)
-        out = Path(out)
-        tmp = out.with_name(out.name + ".tmp")
-        n = 0
-        with open(tmp, "w", encoding="utf-8") as f:
-            for (blob,) in self.conn.execute(query + " ORDER BY game_index", params):
-                f.write(zlib.decompress(blob).decode() + "\n")
-                n += 1
-        os.replace(tmp, out)
-        return n
+        rows = self.conn.execute(query + " ORDER BY game_index", params)
+        return write_record_lines(out, (zlib.decompress(blob).decode() for (blob,) in rows))
 
     def close(self) -> None:
         self.conn.close()
@@ -320,6 +336,23 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def check_database_path(path: str | Path) -> None:
+    """TournamentError unless ``path`` can be a database: a regular file, or a new one (checked
+    before anything is created: SQLite would put its journal beside a device)."""
+    path = Path(path)
+    if path.is_dir():
+        raise TournamentError(f"database {str(path)!r} is a directory, not a database file", "db")
+    if is_special_file(path):
+        raise TournamentError(f"database {str(path)!r} is {_kind(path)}, not a regular file: allowed is a database "
+                              "file, or a new one; nothing was changed", "db")
+
+
+def _kind(path: Path) -> str:
+    mode = path.stat().st_mode
+    return ("a character device" if stat.S_ISCHR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+
+
 def check_writable(path: str | Path, label: str, parameter: str = "db") -> None:
     """TournamentError unless ``path`` can be written: an existing file writable by this user, or a
     new one in an existing folder this user can write (checked before any game is played).
@@ -331,6 +364,8 @@ def check_writable(path: str | Path, label: str, parameter: str = "db") -> None:
         if not os.access(path, os.W_OK):
             raise TournamentError(f"{name} is read-only: allowed is a file this user can write; nothing was changed",
                                   parameter)
+        if is_special_file(path):  # a FIFO or a device is written in place: nothing is put beside it
+            return
     elif not folder.is_dir():
         raise TournamentError(f"{name} cannot be created: folder {str(folder)!r} does not exist", parameter)
     if not os.access(folder, os.W_OK | os.X_OK):
