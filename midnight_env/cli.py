@@ -16,7 +16,7 @@ import sys
 
 # sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
 COMMANDS = ["simulate", "replay", "analyze", "render", "bench", "agents", "tournament", "play", "serve", "train",
-            "solve", "exploit"]
+            "solve", "exploit", "compile"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()  # imports the commands: a bad MIDNIGHT_* setting is reported here
         args = parser.parse_args(argv)
         command = f"midnight {args.command}"
-        code = int(args.run(args) or 0)
+        from midnight_env.infra.compile_notice import compile_notice
+
+        with compile_notice(command, announce=args.command != "compile"):  # a first use compiles kernels: say so
+            code = int(args.run(args) or 0)
         sys.stdout.flush()  # here, not at exit, so that a closed pipe is caught below
         return code
     except BrokenPipeError:  # the reader went away (`midnight agents | head`): nothing to say to it

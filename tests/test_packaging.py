@@ -4,10 +4,14 @@ annotations."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,3 +32,21 @@ def test_the_build_ships_the_data_files_and_the_type_marker(tmp_path):
     assert {"midnight_env/core/boards/midnight_party.json", "midnight_env/core/boards/hidden_castle.json"} <= built
     assert any(p.startswith("midnight_agents/models/") and p.endswith(".npz") for p in built)
     assert "midnight_env/envs/registration.py" in built and not any(p.startswith("agents/") for p in built)
+
+
+@pytest.mark.slow
+def test_the_main_job_installs_no_torch(tmp_path):
+    """The README's first command installs the ``tournament`` extra: resolved in a fresh virtual
+    environment (pip's dry run), it takes numpy and numba but no torch, Ray or RLlib."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    main_job = next(line for line in readme.splitlines() if line.endswith("&& midnight tournament"))
+    extras = re.search(r'-e "\.\[([a-z,]+)\]"', main_job)[1]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    report = tmp_path / "report.json"
+    run = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "-q", "--report",
+                          str(report), "-e", f".[{extras}]"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    names = {item["metadata"]["name"].lower().replace("_", "-") for item in json.loads(report.read_text())["install"]}
+    assert {"numpy", "numba", "openskill", "midnight-env"} <= names
+    assert not names & {"torch", "ray", "stable-baselines3", "tensorboard", "nvidia-cudnn-cu12", "triton"}, names

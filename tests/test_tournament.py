@@ -116,7 +116,7 @@ def test_run_writes_every_game_once_and_the_leaderboard(tmp_path):
     standings = run.standings
     assert sorted(s.agent for s in standings) == sorted(config.agents)
     assert sum(s.games for s in standings) == 24 * 3
-    assert standings[0].ordinal >= standings[-1].ordinal
+    assert [s.mu for s in standings] == sorted((s.mu for s in standings), reverse=True)  # ranked by the rating shown
     # the records replay and agree with the stored points
     lines = records.read_text().splitlines()
     assert len(lines) == 24
@@ -131,6 +131,33 @@ def test_run_writes_every_game_once_and_the_leaderboard(tmp_path):
     with open(paths["csv"]) as f:
         assert len(list(csv.DictReader(f))) == 4
     assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_printed_leaderboard_fits_80_columns_with_every_figure(tmp_path, capsys):
+    long_names = ["random", "runner", "coward", "search:budget=40,residual=0.5,supply=0.25", "expert"]
+    config = make_tournament_config("midnight_party", 4, long_names, seed=1)
+    run = run_tournament(config, 20, db=tmp_path / "t.sqlite", batch_size=20, progress=False)
+    from midnight_env.tournament import print_table
+
+    print_table(run.standings, "a title")
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 80, printed
+    rows = [line.split() for line in printed.splitlines()[4:] if line[:4].strip().isdigit()]
+    assert [int(r[0]) for r in rows] == list(range(1, 6))
+    for row, s in zip(rows, run.standings):  # every figure in full, in the order of the ratings
+        assert [f"{s.games}", f"{s.mu:.2f}", "±", f"{1.96 * s.sigma:.2f}", f"{s.mean_points:.2f}", "±",
+                f"{s.points_ci:.2f}", f"{s.win_rate:.3f}", f"{s.mean_rank:.3f}"] == row[-9:]
+    lines = printed.splitlines()
+    start = lines[3].index(" -") + 1  # the agent column, read from the rule under the header
+    end = lines[3].index(" ", start)
+    names = []
+    for line in lines[4:-1]:  # the last line says what the ranks go by
+        if line[:4].strip():
+            names.append(line[start:end].strip())
+        elif line[start:end].strip():
+            names[-1] += line[start:end].strip()  # a wrapped name goes on
+    assert names == [s.agent for s in run.standings] and sorted(names) == sorted(long_names)
+    assert "ranked by rating" in printed
 
 
 def test_leaderboard_handles_ties_and_orders_by_strength(tmp_path):

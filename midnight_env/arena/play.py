@@ -35,8 +35,10 @@ class BatchResult:
 
 def play_batch(engine: Engine, agents: Sequence[Agent], lineups: np.ndarray, seeds: Sequence[int],
                record: bool = False, agent_names: Sequence[str] | None = None,
-               on_decision: Callable[[int], None] | None = None) -> BatchResult:
-    """Play one batch of games to the end. ``lineups[g, seat]`` indexes ``agents``."""
+               on_decision: Callable[[int], None] | None = None,
+               on_step: Callable[[GameState], None] | None = None) -> BatchResult:
+    """Play one batch of games to the end. ``lineups[g, seat]`` indexes ``agents``; ``on_step``
+    sees the state after each step (a progress bar reads how far the games are)."""
     seeds = np.asarray(seeds, dtype=np.int64)
     lineups = np.asarray(lineups, dtype=np.int64).reshape(len(seeds), engine.num_players)
     state = engine.new_games(seeds)
@@ -70,6 +72,8 @@ def play_batch(engine: Engine, agents: Sequence[Agent], lineups: np.ndarray, see
             engine.step(state, actions)
         if on_decision is not None:
             on_decision(int(deciding.sum()))
+        if on_step is not None:
+            on_step(state)
     records = [recorder.record(state, i) for i in range(b)] if recorder is not None else None
     return BatchResult(seeds=seeds, lineups=lineups, points=state.spooky.copy(), ranks=engine.ranks(state),
                        rolls=state.rolls.copy(), decisions=decisions, truncated=state.truncated.copy(),

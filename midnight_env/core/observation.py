@@ -308,7 +308,7 @@ def encode_observations(engine, state: GameState, games=None, seats=None, out: n
         if seats.size and (seats.min() < 0 or seats.max() >= n):
             bad = seats[(seats < 0) | (seats >= n)][0]
             raise ValueError(f"seat {bad} is out of range: allowed are 0..{n - 1}")
-        seats = np.ascontiguousarray(seats)
+        seats = np.array(seats)  # writable: a read-only view (broadcast_to's) is another signature to compile
     if out is None:
         out = np.empty((games.shape[0], lay.size), np.float32)
     elif out.shape != (games.shape[0], lay.size) or out.dtype != np.float32:

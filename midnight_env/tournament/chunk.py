@@ -37,16 +37,16 @@ class Chunk:
 
 
 def play_chunk(config: TournamentConfig, agents: Sequence[Agent], indices: np.ndarray, record: bool = False,
-               commit: str | None = None, schedule: Schedule | None = None, engine=None) -> Chunk:
+               commit: str | None = None, schedule: Schedule | None = None, engine=None, on_step=None) -> Chunk:
     """Play games ``indices`` of the tournament: the one place a chunk is played, by either backend.
     ``commit`` is the code's (:func:`~midnight_env.infra.provenance.code_commit`, looked up once per
-    process by the caller: it runs git)."""
+    process by the caller: it runs git); ``on_step`` is :func:`~midnight_env.arena.play.play_batch`'s."""
     from midnight_env.arena.play import play_batch
 
     schedule = schedule if schedule is not None else Schedule(config)
     engine = engine if engine is not None else config.engine()
     indices = np.asarray(indices, np.int64)
     lineups, seeds, deals = schedule.games(indices)
-    res = play_batch(engine, agents, lineups, seeds, record=record, agent_names=list(config.agents))
+    res = play_batch(engine, agents, lineups, seeds, record=record, agent_names=list(config.agents), on_step=on_step)
     return Chunk(indices, deals, seeds, lineups, res.points, res.ranks, res.rolls, res.decisions, res.truncated,
                  res.records, commit)

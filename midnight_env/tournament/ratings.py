@@ -28,10 +28,6 @@ class Standing:
     win_rate: float
     mean_rank: float
 
-    @property
-    def ordinal(self) -> float:
-        return self.mu - 3 * self.sigma
-
 
 def points_interval(values: np.ndarray, deals: np.ndarray,
                     strata: np.ndarray | None = None) -> tuple[float, float]:
@@ -122,8 +118,11 @@ def points_intervals(results: Results, stratified: bool = True) -> list[tuple[fl
 
 
 def leaderboard(results: Results) -> list[Standing]:
-    """Standings, best rating (mu - 3 sigma) first. Solo games (one player against Hugo) have no
-    finishing order to rate: their standings have no rating (nan) and go by mean points, fewest first."""
+    """Standings, best rating first: ranked by the rating the leaderboard shows (mu), ties by mean
+    points. (Ranking by mu - 3 sigma, as openskill's ordinal does, ranked agents against the figure
+    printed beside them; every agent of a balanced schedule plays as often, so their sigmas are alike.)
+    Solo games (one player against Hugo) have no finishing order to rate: their standings have no
+    rating (nan) and go by mean points, fewest first."""
     names = results.config.agents
     solo = results.config.num_players == 1
     if solo:
@@ -138,6 +137,6 @@ def leaderboard(results: Results) -> list[Standing]:
                                   sigma=float(sigma[k]), mean_points=mean, points_ci=half,
                                   win_rate=float((rks == 1).mean()) if len(rks) else float("nan"),
                                   mean_rank=float(rks.mean()) if len(rks) else float("nan")))
-    standings.sort(key=(lambda s: s.mean_points) if solo else (lambda s: -s.ordinal))
+    standings.sort(key=(lambda s: s.mean_points) if solo else (lambda s: (-s.mu, s.mean_points)))
     return standings
 

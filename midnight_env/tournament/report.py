@@ -4,6 +4,8 @@ ratings with their 95 % intervals."""
 from __future__ import annotations
 
 import csv
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,40 +26,58 @@ def _rows(standings: list[Standing]) -> list[tuple[str, ...]]:
             for i, s in enumerate(standings)]
 
 
-def format_table(standings: list[Standing]) -> str:
-    """Plain-text table (aligned columns)."""
-    rows = [_HEADER] + _rows(standings)
-    widths = [max(len(r[c]) for r in rows) for c in range(len(_HEADER))]
+# the terminal's table: two header lines, a rating and a mean with their intervals in one column each,
+# so that it fits 80 columns; agent names too long for their column wrap onto a second line
+_TERMINAL_HEADER = (("", "rank"), ("", "agent"), ("", "games"), ("rating", "± 95%"), ("mean points", "± 95%"),
+                    ("win", "rate"), ("mean", "rank"))
+
+
+def _terminal_rows(standings: list[Standing]) -> list[tuple[str, ...]]:
+    return [(r[0], r[1], r[2], f"{r[3]} ± {r[4]}" if r[3] != "-" else "-", f"{r[5]} ± {r[6]}", r[7], r[8])
+            for r in _rows(standings)]
+
+
+def _wrap_name(name: str, width: int) -> list[str]:
+    """An agent name cut into lines of at most ``width``, after a '-', ':', ',' or '=' where one is near."""
     lines = []
-    for j, r in enumerate(rows):
-        lines.append("  ".join(x.ljust(w) if c == 1 else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))))
-        if j == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    while len(name) > width:
+        cut = max((name.rfind(c, 0, width) + 1 for c in "-:,="), default=0)
+        cut = cut if cut > width // 2 else width
+        lines.append(name[:cut])
+        name = name[cut:]
+    return lines + [name]
+
+
+def format_table(standings: list[Standing], width: int = 80) -> str:
+    """Plain-text table, aligned and at most ``width`` columns wide: every figure in full, agent
+    names that do not fit their column wrapped onto the next line. Ranked by rating (``leaderboard``)."""
+    rows = _terminal_rows(standings)
+    columns = range(len(_TERMINAL_HEADER))
+    widths = [max([len(h) for h in _TERMINAL_HEADER[c]] + [len(r[c]) for r in rows]) for c in columns]
+    others = sum(widths) - widths[1] + 2 * (len(widths) - 1)
+    widths[1] = max(12, min(widths[1], width - others))  # the agent column takes what is left
+
+    def line(cells):
+        return "  ".join(x.ljust(w) if c == 1 else x.rjust(w) for c, (x, w) in enumerate(zip(cells, widths))).rstrip()
+
+    lines = [line([h[0] for h in _TERMINAL_HEADER]), line([h[1] for h in _TERMINAL_HEADER]),
+             "  ".join("-" * w for w in widths)]
+    for r in rows:
+        name = _wrap_name(r[1], widths[1])
+        lines.append(line((r[0], name[0]) + r[2:]))
+        lines += [line(("", more) + ("",) * (len(r) - 2)) for more in name[1:]]
     return "\n".join(lines)
 
 
 def print_table(standings: list[Standing], title: str = "") -> None:
-    """The standings on stdout: a rich table on a terminal, aligned plain text otherwise (pipes and
-    files get every agent name in full)."""
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:  # rich is optional
-        Console = None
-    console = Console() if Console is not None else None
-    if console is None or not console.is_terminal:
-        if title:
-            print(title)
-        print(format_table(standings))
-        return
-    table = Table(title=title or None)
-    longest = max((len(s.agent) for s in standings), default=5)
-    for c, head in enumerate(_HEADER):
-        table.add_column(head, justify="left" if c == 1 else "right", no_wrap=True,
-                         min_width=longest if c == 1 else None)
-    for row in _rows(standings):
-        table.add_row(*row)
-    console.print(table)
+    """The standings on stdout as :func:`format_table`, as wide as the terminal (80 columns when
+    stdout is not a terminal). The Markdown and CSV files keep every column on its own."""
+    width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
+    if title:
+        print(title)
+    print(format_table(standings, max(60, width)))
+    if standings and not np.isnan(standings[0].mu):
+        print("ranked by rating (Plackett-Luce, ± 1.96 sigma); mean points ± 95 % by deal")
 
 
 def markdown_table(standings: list[Standing]) -> str:

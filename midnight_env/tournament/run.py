@@ -22,12 +22,21 @@ import numpy as np
 
 from midnight_env.arena.agent import Agent
 from midnight_env.arena.registry import make_agent
+from midnight_env.core.state import OVER
 from midnight_env.infra.provenance import code_commit
 from midnight_env.tournament.chunk import Chunk, play_chunk
 from midnight_env.tournament.config import TournamentConfig, TournamentError
 from midnight_env.tournament.ratings import Standing, leaderboard
 from midnight_env.tournament.schedule import Schedule
-from midnight_env.tournament.store import DEFAULT_DB, Results, ResultStore, check_writable, database_files, same_file
+from midnight_env.tournament.store import (
+    DEFAULT_DB,
+    Results,
+    ResultStore,
+    check_database_path,
+    check_writable,
+    database_files,
+    same_file,
+)
 
 BACKENDS = ("local", "ray")
 
@@ -74,6 +83,7 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
         given = "address" if address is not None else "workers"
         raise TournamentError(f"{given}={address if address is not None else workers!r} is only for the ray backend: "
                               f"allowed with the local backend is no {given}", given)
+    check_database_path(db)  # a device or FIFO is refused before anything is created beside it
     if records is not None:
         if Path(records).is_dir():
             raise TournamentError(f"records={str(records)!r} is a directory, not a file", "records")
@@ -97,17 +107,22 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
         start = time.perf_counter()
         played = 0
         with tqdm(total=games, initial=len(done), unit="game", disable=not progress,
-                  desc=f"{config.variant} {config.num_players}p", smoothing=0.1) as bar:
+                  desc=f"{config.variant} {config.num_players}p", smoothing=0.1,
+                  bar_format="{l_bar}{bar}| {n:.0f}/{total} [{elapsed}<{remaining}, {rate_fmt}]") as bar:
+            within = BatchProgress(bar) if progress and backend == "local" else None
             if backend == "ray":
                 outcomes = ray_backend.play_chunks(config, agents, chunks, record, workers)
             else:
-                outcomes = _play_here(config, agents, chunks, record)
+                outcomes = _play_here(config, agents, chunks, record, within)
             with closing(outcomes):  # on any error, the backend's tasks in flight are cancelled at once
                 for chunk in outcomes:
                     store.add(chunk.indices, chunk.deals, chunk.seeds, chunk.lineups, chunk.points,
                               chunk.ranks, chunk.rolls, chunk.decisions, chunk.truncated, chunk.commit,
                               chunk.records)
-                    bar.update(len(chunk.indices))
+                    if within is not None:
+                        within.batch_done(chunk)
+                    else:
+                        bar.update(len(chunk.indices))
                     played += len(chunk.indices)
                     if on_batch is not None:
                         on_batch(chunk.indices)
@@ -118,14 +133,51 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
                          store.others if store.is_new else [], backend)
 
 
+class BatchProgress:
+    """Moves a progress bar of games while a batch is played, not only when it is stored: a batch
+    of a few hundred games takes half a minute, and its games end together. Each game counts the
+    share of a typical game's rolls it has made (at most 0.95 until it is over); the typical game
+    is the mean of the games finished so far, at first ``PRIOR_ROLLS``. The stored batch settles
+    the count. The bar is read at most every ``EVERY`` seconds."""
+
+    PRIOR_ROLLS = 100.0  # rolls of a first estimate of a game: about a 4-player game's
+    EVERY = 0.5
+
+    def __init__(self, bar):
+        self.bar = bar
+        self.shown = 0.0  # of the batch in play
+        self.last = 0.0
+        self.rolls = 0.0
+        self.finished = 0
+
+    def step(self, state) -> None:
+        now = time.perf_counter()
+        if now - self.last < self.EVERY:
+            return
+        self.last = now
+        typical = self.rolls / self.finished if self.finished else self.PRIOR_ROLLS
+        over = state.phase == OVER
+        estimate = float(over.sum() + np.minimum(state.rolls[~over] / typical, 0.95).sum())
+        if estimate > self.shown:
+            self.bar.update(estimate - self.shown)
+            self.shown = estimate
+
+    def batch_done(self, chunk: Chunk) -> None:
+        self.bar.update(len(chunk.indices) - self.shown)
+        self.shown = 0.0
+        self.rolls += float(chunk.rolls.sum())
+        self.finished += len(chunk.indices)
+
+
 def _play_here(config: TournamentConfig, agents: Sequence[Agent], chunks: Iterable[np.ndarray],
-               record: bool) -> Iterator[Chunk]:
+               record: bool, progress: BatchProgress | None = None) -> Iterator[Chunk]:
     """The local backend: the chunks in order, in this process."""
     schedule = Schedule(config)
     engine = config.engine()
     commit = code_commit()
+    on_step = progress.step if progress is not None else None
     for indices in chunks:
-        yield play_chunk(config, agents, indices, record, commit, schedule, engine)
+        yield play_chunk(config, agents, indices, record, commit, schedule, engine, on_step)
 
 
 def missing_games(games: int, done: set[int], batch_size: int) -> Iterator[np.ndarray]:
