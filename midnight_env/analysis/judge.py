@@ -65,6 +65,10 @@ class AnalysisError(ValueError):
     """An evaluator that cannot judge the game, or a record line that holds no game."""
 
 
+class AnalysisCancelled(AnalysisError):
+    """An analysis stopped between two batches of decisions because its ``cancelled`` said so."""
+
+
 def mark_of(loss: float) -> str | None:
     """The mark of a loss in points: ``blunder``, ``mistake``, ``inaccuracy``, or None."""
     for name, least, _ in MARKS:
@@ -90,7 +94,9 @@ class Evaluator:
     about: str
     exact: bool
     means: str
-    values: Callable[[Engine, GameState], np.ndarray] = field(repr=False)
+    # values(engine, state, first=0): ``first`` is the index of the batch's first decision in the
+    # game's (its agent streams are those of the decisions' places in the whole game)
+    values: Callable[..., np.ndarray] = field(repr=False)
 
 
 MARGIN = ("the deciding seat's expected final margin in spooky points: the other players' mean final points "
@@ -132,7 +138,7 @@ def solution_evaluator(solution: Solution, spec: str = "optimal") -> Evaluator:
     """The exact solution as an evaluator (values as the module docstring says)."""
     players = solution.config.num_players
 
-    def values(engine: Engine, state: GameState) -> np.ndarray:
+    def values(engine: Engine, state: GameState, first: int = 0) -> np.ndarray:
         # points still to come from before the choice (seat 0's, or seat 0's minus seat 1's), and
         # those booked: the final result, turned into the deciding seat's margin
         final = solution.action_values(state) + booked_points(state, "points")[:, None]
@@ -160,10 +166,10 @@ def agent_evaluator(engine: Engine, spec: str, about: str | None = None) -> Eval
                             f"{allowed_evaluators(engine)}")
     others = getattr(agent, "others_weight", lambda: 1.0)()
 
-    def values(eng: Engine, state: GameState) -> np.ndarray:
+    def values(eng: Engine, state: GameState, first: int = 0) -> np.ndarray:
         n = state.batch_size
-        return np.asarray(agent.action_values(Decisions(eng, state, np.arange(n), agent_streams(np.arange(n)))),
-                          np.float64)
+        streams = agent_streams(np.arange(first, first + n))
+        return np.asarray(agent.action_values(Decisions(eng, state, np.arange(n), streams)), np.float64)
 
     return Evaluator(spec, about or f"the agent {spec}", False, _means(others), values)
 
@@ -317,11 +323,15 @@ def decision_positions(engine: Engine, rec: dict) -> tuple[GameState | None, lis
 
 
 def analyze_record(rec: Any, line: int | None = None, evaluator: str | None = None, source: str | None = None,
-                   folder: str | Path | None = None) -> GameAnalysis:
+                   folder: str | Path | None = None, batch: int | None = None,
+                   cancelled: Callable[[], bool] | None = None) -> GameAnalysis:
     """Judge every decision of the record ``rec`` (module docstring): RecordError naming the line
     (``line``) of a record that does not replay, AnalysisError of an evaluator that cannot judge
     its game. ``evaluator``: a spec (``optimal``, ``search``, ``value-...:budget=N``), or None for
-    the strongest available; ``folder``: where saved solutions are looked for."""
+    the strongest available; ``folder``: where saved solutions are looked for. ``batch``: the
+    decisions valued at once (None: all; fewer bound the memory, and each decision's value is the
+    same, up to a network's rounding); ``cancelled``: asked before each batch, AnalysisCancelled
+    when it says True (the web page's analysis whose client has gone)."""
     started = time.perf_counter()
     engine = engine_for_record(rec, line)
     replay_record(rec, line, engine)  # a bad record is refused before anything is judged
@@ -333,8 +343,12 @@ def analyze_record(rec: Any, line: int | None = None, evaluator: str | None = No
         forced = legal.sum(axis=1) == 1
         values = np.full(legal.shape, np.nan)
         valued = np.flatnonzero(~forced)
-        if len(valued):
-            values[valued] = judge.values(engine, state.take(valued))
+        step = max(1, len(valued) if batch is None else int(batch))
+        for first in range(0, len(valued), step):
+            if cancelled is not None and cancelled():
+                raise AnalysisCancelled(f"the analysis was cancelled after {first} of {len(valued)} decisions valued")
+            chunk = valued[first:first + step]
+            values[chunk] = judge.values(engine, state.take(chunk), first)
         for i, (k, action) in enumerate(zip(events, actions)):
             judged.append(_judge_one(engine, state, i, k, action, values[i], bool(forced[i]), judge.spec))
     return GameAnalysis(rec, judge, judged, time.perf_counter() - started, source)

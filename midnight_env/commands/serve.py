@@ -7,7 +7,9 @@ import ipaddress
 import socket
 import sys
 
+from midnight_env.analysis.judge import CHAMPION_BUDGET
 from midnight_env.commands.common import UsageError
+from midnight_env.web.checks import MAX_ANALYSES, MAX_EVALUATOR_BUDGET
 
 DESCRIPTION = """\
 Serve a web page to watch, play and compare, on this machine, until Ctrl-C:
@@ -22,8 +24,13 @@ Serve a web page to watch, play and compare, on this machine, until Ctrl-C:
   Leaderboard  a tournament database's standings and ratings plot
 
 Only files inside --data are read (record files *.jsonl, *.json; databases *.sqlite, *.sqlite3,
-*.db), and only DIR/played.jsonl is written. Uploads stay in memory. The page loads nothing from
-the network. Bound to 127.0.0.1 (this machine only) unless --host says otherwise."""
+*.db), and only DIR/played.jsonl is written (a link named so that leads outside --data is
+refused). Uploads stay in memory. The page loads nothing from the network. Bound to 127.0.0.1
+(this machine only) unless --host says otherwise.
+
+Limits: an analysis's evaluator searches at most --max-budget positions a decision (a request
+asking more gets a 400 naming the limit); at most --max-analyses analyses run at once (another
+gets a 503 "busy"); an analysis whose client has gone stops."""
 
 
 def add_parser(sub) -> None:
@@ -35,6 +42,11 @@ def add_parser(sub) -> None:
     p.add_argument("--data", default=".", metavar="DIR",
                    help="folder of record files and tournament databases to show, and where played games are "
                         "written (default: the current folder)")
+    p.add_argument("--max-budget", type=int, default=MAX_EVALUATOR_BUDGET, metavar="N",
+                   help=f"most positions a decision an analysis may search (evaluator budget=N; default "
+                        f"{MAX_EVALUATOR_BUDGET}, at least {CHAMPION_BUDGET}: the default evaluator's)")
+    p.add_argument("--max-analyses", type=int, default=MAX_ANALYSES, metavar="N",
+                   help=f"analyses run at once; another is answered 503 busy (default {MAX_ANALYSES})")
     p.set_defaults(run=run)
 
 
@@ -64,6 +76,11 @@ def _listen(family, kind, proto, address) -> socket.socket:
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is out of range: allowed are 0..65535 (0: any free port)")
+    if args.max_budget < CHAMPION_BUDGET:
+        raise UsageError(f"--max-budget {args.max_budget} is out of range: allowed are {CHAMPION_BUDGET} or more "
+                         f"(the default evaluator searches {CHAMPION_BUDGET} positions a decision)")
+    if args.max_analyses < 1:
+        raise UsageError(f"--max-analyses {args.max_analyses} is out of range: allowed are 1 or more")
     try:
         import uvicorn
 
@@ -73,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
                          "python -m pip install -e \".[web]\"") from None
     family, kind, proto, address = _address(args.host, args.port)
     loopback = ipaddress.ip_address(address[0].split("%")[0]).is_loopback
-    app = create_app(args.data, hosts=LOOPBACK_HOSTS if loopback else None)  # a bad --data: refused here
+    app = create_app(args.data, hosts=LOOPBACK_HOSTS if loopback else None, max_budget=args.max_budget,
+                     max_analyses=args.max_analyses)  # a bad --data (or its played.jsonl): refused here
     sock = _listen(family, kind, proto, address)
     try:
         bound, port = sock.getsockname()[:2]

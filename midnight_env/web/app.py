@@ -10,7 +10,8 @@
 ``GET /api/game``             a game view: ``file`` + ``line``, ``upload`` + ``line``, ``db`` + ``key`` +
                               ``game``, or a new game of ``agents`` with ``variant``, ``players``, ``seed``
 ``GET /api/analysis``         every decision of such a game judged (``midnight analyze``; ``evaluator``:
-                              optimal or an agent by name, with budget=N; default the strongest)
+                              optimal or an agent by name, with budget=N up to the server's limit;
+                              default the strongest); at most ``max_analyses`` at once, else 503 busy
 ``GET /api/tournaments``      the tournaments of database ``db``
 ``GET /api/tournament``       the games of tournament ``key`` of ``db`` (``offset``, ``limit``)
 ``GET /api/leaderboard``      its standings; ``/api/leaderboard.png`` the ratings plot
@@ -19,17 +20,26 @@
 ============================  ===========================================================================
 
 A request the app refuses gets a 4xx status and ``{"error": message}``, the message naming the
-bad value and what is allowed (400 bad input, 403 a file outside the data folder, 404 nothing
-there, 409 a finished game, 413 too large, 422 a file that is not a valid record or database).
-The app reads files only through :class:`~midnight_env.web.sources.DataFolder`.
+bad value and what is allowed (400 bad input: every field of a JSON body and a query string is
+checked for its type and range, :mod:`midnight_env.web.checks`; 403 a file outside the data
+folder; 404 nothing there; 409 a finished game; 413 too large; 422 a file that is not a valid
+record or database); 503 when the analyses it runs at once are all taken. The app reads and
+writes files only through :class:`~midnight_env.web.sources.DataFolder`.
+
+What one request may cost is bounded: an analysis's evaluator searches at most ``max_budget``
+positions a decision, the analyses running at once are at most ``max_analyses`` (another is
+answered 503 at once, not queued), and an analysis whose client has gone stops at its next batch
+of decisions (the page's "Analyse" moving on, or a script's timeout, frees its place).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +54,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from midnight_agents.catalog import SHIPPED_CHAMPIONS
+from midnight_env.analysis.judge import AnalysisCancelled
 from midnight_env.arena.agent import fit_error
 from midnight_env.arena.registry import agent_infos, make_agent, plugin_errors
 from midnight_env.core.config import VARIANTS
 from midnight_env.core.engine import Engine
+from midnight_env.web.checks import (
+    MAX_ANALYSES,
+    MAX_EVALUATOR_BUDGET,
+    MAX_EVALUATOR_TURNS,
+    known_fields,
+    text,
+    whole,
+)
 from midnight_env.web.errors import WebError
 from midnight_env.web.export import STATIC
 from midnight_env.web.play import HumanGame, HumanGames
@@ -60,17 +79,21 @@ from midnight_env.web.sources import (
     record_at,
     summaries,
 )
-from midnight_env.web.views import MAX_EVENTS, agents_record, analysis_view, record_view
+from midnight_env.web.views import MAX_EVENTS, agents_record, analysis_view, page_evaluator, record_view
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 # the page loads nothing from elsewhere, and no other site may frame it
 PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 log = logging.getLogger("midnight_env.web")
+DISCONNECT_POLL_S = 0.25  # how often a running analysis asks whether its client is still there
+PLAY_FIELDS = ("variant", "players", "seat", "opponents", "seed")  # POST /api/play
+MOVE_FIELDS = ("move",)  # POST /api/play/{id}
 
 
 def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    headers = {"Retry-After": "5"} if status == 503 else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 def api(handler):
@@ -112,10 +135,14 @@ async def _body_json(request: Request) -> dict:
     return body
 
 
-def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
+def create_app(data: str | Path, hosts: list[str] | None = None, max_budget: int = MAX_EVALUATOR_BUDGET,
+               max_analyses: int = MAX_ANALYSES) -> Starlette:
     """The app over the data folder ``data``; ``hosts``: the Host names it answers (None: any).
     A server bound to this machine only should answer its own names only, so that another site
-    cannot reach it by pointing a name of its own at 127.0.0.1."""
+    cannot reach it by pointing a name of its own at 127.0.0.1. ``max_budget``: the most positions
+    a decision an analysis's evaluator may search; ``max_analyses``: the analyses run at once."""
+    max_budget = whole("max_budget", max_budget, 1)
+    max_analyses = whole("max_analyses", max_analyses, 1)
     folder = DataFolder(data)
     uploads = Uploads()
     games = HumanGames()
@@ -158,6 +185,8 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     async def info(request: Request) -> Response:
         return JSONResponse({"data": str(folder.root), "played_file": PLAYED_FILE, "variants": list(VARIANTS),
                       "players": [1, 8], "max_upload_bytes": MAX_UPLOAD_BYTES, "max_events": MAX_EVENTS,
+                      "limits": {"max_budget": max_budget, "max_turns": MAX_EVALUATOR_TURNS,
+                                 "max_analyses": max_analyses, "analyses_running": running},
                       "agents": [{"name": i.name, "description": i.description, "source": i.source}
                                  for i in await run_in_threadpool(agent_infos)],
                       "plugin_errors": plugin_errors()})
@@ -165,11 +194,8 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     @api
     async def agents(request: Request) -> Response:
         q = request.query_params
-        variant = q.get("variant", VARIANTS[0])
-        try:
-            players = int(q.get("players", "4"))
-        except ValueError:
-            raise WebError(f"players {q.get('players')[:20]!r} is not a number: allowed are 1..8") from None
+        variant = text("variant", q.get("variant", VARIANTS[0]), ", ".join(VARIANTS))
+        players = whole("players", q.get("players", "4"), 1, 8)
         listed = await run_in_threadpool(agents_for, variant, players)
         return JSONResponse({"variant": variant, "players": players, "agents": listed, "champion": champion(listed)})
 
@@ -227,8 +253,8 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     def game_of(q) -> dict:
         return record_view(*record_of(q))
 
-    def analysis_of(q) -> dict:
-        return analysis_view(*record_of(q), q.get("evaluator"))
+    def analysis_of(q, cancelled) -> dict:
+        return analysis_view(*record_of(q), q.get("evaluator"), max_budget, cancelled)
 
     def _line(q) -> int:
         return check_line(q.get("line"))
@@ -237,9 +263,33 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     async def game(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(game_of, request.query_params))
 
+    running = 0  # analyses running now (each until its thread has stopped)
+
     @api
     async def analysis(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(analysis_of, request.query_params))
+        nonlocal running
+        q = request.query_params
+        await run_in_threadpool(page_evaluator, q.get("evaluator"), max_budget)  # over the limits: 400, not busy
+        if running >= max_analyses:
+            raise WebError(f"busy: {running} analyses running, try again in a moment (this server runs at most "
+                           f"{max_analyses} at once: midnight serve --max-analyses)", 503)
+        running += 1
+        gone = threading.Event()
+        try:
+            work = asyncio.ensure_future(run_in_threadpool(analysis_of, q, gone.is_set))
+            while not work.done():
+                await asyncio.wait({work}, timeout=DISCONNECT_POLL_S)
+                if not work.done() and await request.is_disconnected():
+                    gone.set()  # the thread stops before its next batch of decisions
+                    break
+            try:
+                result = await work
+            except AnalysisCancelled:
+                return _error("the analysis was cancelled: its client has gone", 499)
+            return JSONResponse(result)
+        finally:
+            gone.set()
+            running -= 1
 
     @api
     async def tournaments(request: Request) -> Response:
@@ -253,11 +303,9 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     @api
     async def tournament(request: Request) -> Response:
         q = request.query_params
-        try:
-            offset, limit = int(q.get("offset", "0")), int(q.get("limit", "100"))
-        except ValueError:
-            raise WebError("offset and limit are numbers: allowed are integers 0 or more") from None
-        rows = await run_in_threadpool(folder.tournament_games, q.get("db"), q.get("key", ""), offset, limit)
+        offset = whole("offset", q.get("offset", "0"), 0)
+        rows = await run_in_threadpool(folder.tournament_games, q.get("db"), q.get("key", ""), offset,
+                                       q.get("limit", "100"))
         return JSONResponse({"db": q.get("db"), "key": q.get("key"), "offset": offset,
                       "games": [{**row._asdict(), "seed": str(row.seed)} for row in rows]})  # (63-bit seeds as text)
 
@@ -292,6 +340,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     @api
     async def play_new(request: Request) -> Response:
         body = await _body_json(request)
+        known_fields(body, PLAY_FIELDS, "POST /api/play")
         game = await run_in_threadpool(HumanGame, body.get("variant", VARIANTS[0]), body.get("players", 4),
                                        body.get("seat", 0), body.get("opponents", ""), body.get("seed"))
         games.add(game)
@@ -300,6 +349,7 @@ def create_app(data: str | Path, hosts: list[str] | None = None) -> Starlette:
     @api
     async def play_move(request: Request) -> Response:
         body = await _body_json(request)
+        known_fields(body, MOVE_FIELDS, "POST /api/play/{id}")
         game = games.get(request.path_params["game"])
         return JSONResponse(await run_in_threadpool(game.choose, body.get("move"), folder))
 

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from midnight_env.arena.agent import Decisions, decide
-from midnight_env.arena.registry import split_specs
-from midnight_env.core.config import make_config
+from midnight_env.core.config import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, make_config
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.records import Recorder
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
-from midnight_env.infra.seeds import SEED_LIMIT, check_seed
+from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE
+from midnight_env.web.checks import agent_names, text, whole
 from midnight_env.web.errors import WebError
 from midnight_env.web.sources import DataFolder
 from midnight_env.web.views import board_view, frame, seat_agents
@@ -32,29 +32,23 @@ HUMAN = "human"  # the person's seat, as the record names its agent
 MAX_GAMES = 64  # games kept at once; the one least recently played is dropped
 
 
-def _int(name: str, value: Any, allowed: str) -> int:
-    if isinstance(value, bool):
-        raise WebError(f"{name} {value!r} is not a number: allowed are {allowed}")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise WebError(f"{name} {str(value)[:30]!r} is not a number: allowed are {allowed}") from None
+OPPONENTS_ALLOWED = ("an agent's name for every other seat, names separated by commas, or a list of names (one "
+                     "per other seat)")
 
 
 class HumanGame:
     """One game: the person on ``seat``, an agent spec on every other seat (``opponents``: one
-    for all, or one per other seat in seat order)."""
+    for all, or one per other seat in seat order). Every argument is a request's JSON value,
+    checked here (type and range; a refusal names the field, :mod:`midnight_env.web.checks`)."""
 
     def __init__(self, variant: Any, players: Any, seat: Any, opponents: Any, seed: Any = None):
-        num_players = _int("players", players, "1..8")
+        num_players = whole("players", players, MIN_PLAYERS, MAX_PLAYERS)
         try:
-            config = make_config(str(variant), num_players)
+            config = make_config(text("variant", variant, ", ".join(VARIANTS)), num_players)
         except (TypeError, ValueError) as err:
             raise WebError(str(err)) from None
-        seat = _int("seat", seat, f"0..{num_players - 1}")
-        if not 0 <= seat < num_players:
-            raise WebError(f"seat {seat} is out of range: allowed are 0..{num_players - 1}")
-        names = split_specs(opponents) if isinstance(opponents, str) else [str(a) for a in opponents or []]
+        seat = whole("seat", seat, 0, num_players - 1)
+        names = [] if opponents is None else agent_names("opponents", opponents, OPPONENTS_ALLOWED)
         others = num_players - 1
         if others and len(names) == 1:
             names = names * others
@@ -63,10 +57,7 @@ class HumanGame:
                            f"one per other seat")
         if seed is None or seed == "":
             seed = secrets.randbelow(min(SEED_LIMIT, 2**31))  # short enough to read and to type again
-        try:
-            seed = check_seed(_int("seed", seed, "integers 0 or more"), "seed")
-        except ValueError as err:
-            raise WebError(str(err)) from None
+        seed = whole("seed", seed, 0, SEED_LIMIT - 1, SEED_RANGE)
         specs: list[str | None] = list(names)
         specs.insert(seat, None)
         self.engine = Engine(config)

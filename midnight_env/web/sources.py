@@ -4,14 +4,21 @@ uploaded record files (kept in memory).
 The data folder is the only place the app reads or writes files. A file is named by its path
 relative to the folder, written with ``/``; :meth:`DataFolder.path` refuses anything else (an
 absolute path, ``..``, a link that leads out, a name of another kind of file) before any file is
-opened, so a request can never reach a file outside the folder. Databases are opened read only.
+opened, so a request can never reach a file outside the folder. Databases are opened read only, and
+one whose SQLite side files (``-wal``, ``-shm``, ``-journal``) are links is refused. The one file
+written, PLAYED_FILE, is refused when it is a link leading out of the folder, a dangling one too (at
+start-up and at every write), and opened with ``O_NOFOLLOW``: a link made in its place between the
+check and the write is refused too.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import itertools
 import os
 import secrets
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -30,6 +37,7 @@ from midnight_env.tournament.store import (
     read_results,
     read_tournaments,
 )
+from midnight_env.web.checks import DIGITS, whole
 from midnight_env.web.errors import WebError
 
 RECORD_SUFFIXES = (".jsonl", ".json")
@@ -42,6 +50,9 @@ MAX_GAMES_LISTED = 10_000  # games of one file or tournament listed
 MAX_FILES_LISTED = 500
 MAX_DEPTH = 4  # folder levels below the data folder that are listed
 PLAYED_FILE = "played.jsonl"  # where the games played on the page are written
+NOT_REGULAR = (f"{PLAYED_FILE} in the data folder is not a regular file (a folder, a named pipe ...): played games "
+               "are written to a file (move it away)")
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")  # files SQLite opens beside a database, its name + these
 
 
 def _text(value: Any, limit: int = 60) -> str:
@@ -97,14 +108,10 @@ def record_at(lines: Iterable[tuple[int, Any]], line: int, name: str) -> Any:
 
 
 def check_line(value: Any) -> int:
-    """A line number from a request: an integer 1 or more."""
-    try:
-        line = int(value)
-    except (TypeError, ValueError):
-        raise WebError(f"line {_text(value, 30)!r} is not a line number: allowed are integers 1 or more") from None
-    if line < 1:
-        raise WebError(f"line {line} is out of range: allowed are integers 1 or more")
-    return line
+    """A line number from a request: an integer 1 or more (a JSON integer, or ASCII digits)."""
+    if not (type(value) is int or (isinstance(value, str) and DIGITS.fullmatch(value.strip()))):
+        raise WebError(f"line {_text(value, 30)!r} is not a line number: allowed are integers 1 or more")
+    return whole("line", value, 1, None, "integers 1 or more")
 
 
 class DataFolder:
@@ -118,13 +125,35 @@ class DataFolder:
         self.root = root.resolve()
         self._write = threading.Lock()
         self._leaderboards: OrderedDict = OrderedDict()
+        self.played_path()  # a played file that leads outside: refused before anything is served
 
     def _inside(self, path: Path) -> bool:
+        """Whether ``path`` resolves inside the folder, every link followed (a dangling link to
+        where it would lead; a loop of links: not inside)."""
         try:
             path.resolve().relative_to(self.root)
-        except (ValueError, OSError):
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a loop of links (Python < 3.13)
             return False
         return True
+
+    def played_path(self) -> Path:
+        """Where a played game is written: PLAYED_FILE of the folder, or the file inside the folder a
+        link of that name leads to; WebError (403) naming a link that leads outside the folder
+        (dangling or not: it would be created there), or a PLAYED_FILE that is not a file."""
+        path = self.root / PLAYED_FILE
+        if path.is_symlink():
+            try:
+                target = os.readlink(path)
+            except OSError as err:
+                target = f"? ({err.strerror})"
+            if not self._inside(path):
+                raise WebError(f"{PLAYED_FILE} in the data folder is a symbolic link to {target!r}, outside --data "
+                               f"{str(self.root)!r}: played games are written inside it only (remove the link, or "
+                               "let it lead to a file inside the folder)", 403)
+            path = path.resolve()
+        if path.exists() and not path.is_file():
+            raise WebError(NOT_REGULAR, 403)
+        return path
 
     def path(self, name: Any, kind: str) -> Path:
         """The file ``name`` (relative to the folder, with ``/``) of ``kind`` ("records" or
@@ -147,7 +176,15 @@ class DataFolder:
                            "it", 403)
         if not full.is_file():
             raise WebError(f"no {kind} file {_text(name)!r} in the data folder", 404)
-        return full.resolve()
+        full = full.resolve()
+        if kind == "database":  # SQLite opens (and may create) these beside the file, following links
+            for side in SQLITE_SIDE_FILES:
+                other = full.with_name(full.name + side)
+                if other.is_symlink():
+                    raise WebError(f"database {_text(name)!r}: its SQLite side file {other.name} is a symbolic "
+                                   f"link: allowed are databases whose {', '.join(SQLITE_SIDE_FILES)} files are "
+                                   "plain files inside the data folder (or absent)", 403)
+        return full
 
     def files(self) -> dict:
         """The record files and databases of the folder (MAX_DEPTH levels down, hidden folders
@@ -188,18 +225,33 @@ class DataFolder:
         return record_at(self._record_lines(name), check_line(line), name)
 
     def save_record(self, rec: dict) -> dict:
-        """Append a record to PLAYED_FILE; returns its file and line. OSError when it cannot be written."""
-        path = self.root / PLAYED_FILE
-        if path.exists() and not self._inside(path):
-            raise WebError(f"{PLAYED_FILE} in the data folder leads outside it (a link): nothing was written", 403)
+        """Append a record to PLAYED_FILE (:meth:`played_path`); returns its file and line. WebError
+        (403) for a played file that leads outside the folder or is not a regular file (nothing is
+        written), OSError when it cannot be written."""
         with self._write:
-            data = path.read_bytes() if path.exists() else b""
-            with open(path, "a", encoding="utf-8") as out:
-                if data and not data.endswith(b"\n"):  # a file edited by hand: the record starts a line of its own
-                    out.write("\n")
-                    data += b"\n"
-                write_records([rec], out, PLAYED_FILE)
-        return {"file": PLAYED_FILE, "line": data.count(b"\n") + 1}
+            path = self.played_path()
+            flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+            try:
+                fd = os.open(path, flags, 0o644)
+            except OSError as err:
+                if err.errno == errno.ELOOP:  # a link made in its place since the check
+                    raise WebError(f"{PLAYED_FILE} in the data folder became a symbolic link: nothing was "
+                                   "written", 403) from None
+                raise
+            with open(fd, "r+b") as out:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):  # a named pipe, a device: never read nor written
+                    raise WebError(NOT_REGULAR, 403)
+                data = out.read()
+                text = b"\n" if data and not data.endswith(b"\n") else b""  # edited by hand: a line of its own
+                lines = io.StringIO()
+                write_records([rec], lines, PLAYED_FILE)
+                try:
+                    out.write(text + lines.getvalue().encode("utf-8"))
+                    out.flush()
+                except OSError as err:
+                    raise OSError(err.errno, f"cannot write records to {PLAYED_FILE}: {err.strerror or err}") from None
+        return {"file": PLAYED_FILE, "line": (data + text).count(b"\n") + 1}
 
     # -- tournament databases ---------------------------------------------------------------------
     def tournaments(self, name: str) -> list[StoredTournament]:
@@ -207,17 +259,20 @@ class DataFolder:
         with _as_web_error(name):
             return read_tournaments(path)
 
-    def tournament_games(self, name: str, key: str, offset: int = 0, limit: int = 100) -> list[StoredGame]:
+    def tournament_games(self, name: str, key: str, offset: Any = 0, limit: Any = 100) -> list[StoredGame]:
+        """Games ``offset`` .. ``offset + limit - 1`` of tournament ``key`` of database ``name``;
+        WebError naming an offset or limit out of range (0 or more, 1..MAX_GAMES_LISTED)."""
+        offset = whole("offset", offset, 0, None, "integers 0 or more")
+        limit = whole("limit", limit, 1, MAX_GAMES_LISTED)
         path = self.path(name, "database")
         with _as_web_error(name):
-            return read_games(path, key, max(0, offset), max(1, min(limit, MAX_GAMES_LISTED)))
+            return read_games(path, key, offset, limit)
 
     def tournament_record(self, name: str, key: str, game: Any) -> Any:
         path = self.path(name, "database")
-        try:
-            index = int(game)
-        except (TypeError, ValueError):
-            raise WebError(f"game {_text(game, 30)!r} is not a game index: allowed are integers 0 or more") from None
+        if not (type(game) is int or (isinstance(game, str) and DIGITS.fullmatch(game.strip()))):
+            raise WebError(f"game {_text(game, 30)!r} is not a game index: allowed are integers 0 or more")
+        index = whole("game", game, 0, None, "integers 0 or more")
         with _as_web_error(name):
             return read_record(path, key, index)
 

@@ -12,25 +12,35 @@ starts from). Every fact comes from the engine; no text of the record ends up in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from midnight_env.analysis import AnalysisError, analyze_record
+from midnight_env.analysis import CHAMPION_BUDGET, AnalysisError, analyze_record
+from midnight_env.analysis.judge import AnalysisCancelled
 from midnight_env.arena.agent import fit_error
 from midnight_env.arena.play import play_batch
-from midnight_env.arena.registry import agent_infos, make_agent, parse_spec, split_specs
-from midnight_env.core.config import make_config
+from midnight_env.arena.registry import agent_infos, make_agent, parse_spec
+from midnight_env.core.config import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, make_config
 from midnight_env.core.dice import FACES_BY_NAME
 from midnight_env.core.engine import Engine
 from midnight_env.core.records import RecordError, engine_for_record, replay_record
 from midnight_env.core.state import MOVE, OVER, PHASE_NAMES, PLACE
-from midnight_env.infra.seeds import check_seed
+from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE
 from midnight_env.render.layout import Rect, board_layout
 from midnight_env.render.seats import PLAYER_COLOURS, seat_hex
 from midnight_env.render.snapshot import snapshot, turn_text
 from midnight_env.render.style import game_title
 from midnight_env.render.svg import board_svg, position_svg
+from midnight_env.web.checks import (
+    ANALYSIS_BATCH_POSITIONS,
+    MAX_EVALUATOR_BUDGET,
+    MAX_EVALUATOR_TURNS,
+    agent_names,
+    text,
+    whole,
+)
 from midnight_env.web.errors import WebError
 
 MAX_EVENTS = 5000  # events of a game shown (a game at the default max_turns of 2000 rolls has fewer)
@@ -110,23 +120,36 @@ def record_view(rec: Any, line: int | None = None, name: str | None = None) -> d
     return {"board": board_view(engine), "game": game, "events": _clean_events(rec["events"]), "frames": frames}
 
 
-def analysis_view(rec: Any, line: int | None = None, name: str | None = None, evaluator: Any = None) -> dict:
+def analysis_view(rec: Any, line: int | None = None, name: str | None = None, evaluator: Any = None,
+                  max_budget: int = MAX_EVALUATOR_BUDGET, cancelled: Callable[[], bool] | None = None) -> dict:
     """Every decision of a record judged (:func:`midnight_env.analysis.analyze_record`, as JSON);
     WebError naming a record that does not replay (422) or an evaluator the page does not take or
     that cannot judge the game (400). ``evaluator``: None (the strongest available), ``optimal``,
-    or a registered agent by name with at most ``budget`` and ``turns`` (a request names no file)."""
-    spec = None if evaluator in (None, "") else _page_evaluator(str(evaluator))
+    or a registered agent by name with at most ``budget`` (1..``max_budget``) and ``turns``
+    (1..MAX_EVALUATOR_TURNS) (a request names no file). The decisions are valued in batches of
+    about ANALYSIS_BATCH_POSITIONS positions searched; ``cancelled`` is asked before each (an
+    AnalysisCancelled when it says True: the client has gone)."""
+    spec, budget = page_evaluator(evaluator, max_budget)
     try:
         _check_length(rec, line)
-        analysis = analyze_record(rec, line, spec, source=name)
+        analysis = analyze_record(rec, line, spec, source=name, batch=max(1, ANALYSIS_BATCH_POSITIONS // budget),
+                                  cancelled=cancelled)
     except RecordError as err:
         raise WebError(f"{name}: {err}" if name else str(err), 422) from None
+    except AnalysisCancelled:
+        raise
     except AnalysisError as err:
         raise WebError(str(err)) from None
     return analysis.as_dict()
 
 
-def _page_evaluator(spec: str) -> str:
+def page_evaluator(evaluator: Any, max_budget: int = MAX_EVALUATOR_BUDGET) -> tuple[str | None, int]:
+    """The evaluator a request names (None: the strongest available) and the positions it searches
+    a decision (at least 1, for the batches); WebError (400) naming an evaluator the page does not
+    take, or one over the server's limits (``max_budget``, MAX_EVALUATOR_TURNS)."""
+    if evaluator in (None, ""):
+        return None, CHAMPION_BUDGET
+    spec = text("evaluator", evaluator, "optimal, or a registered agent by name with budget=N or turns=T")
     shown = spec[:60]
     try:
         name, options = parse_spec(spec)
@@ -141,7 +164,14 @@ def _page_evaluator(spec: str) -> str:
     if bad:
         raise WebError(f"evaluator {shown!r}: option {bad[0]!r} is not one the page takes: allowed are "
                        "budget=N and turns=T (whole numbers), none for optimal (files are for the command line)")
-    return spec
+    budget = options.get("budget", CHAMPION_BUDGET)
+    if budget > max_budget:
+        raise WebError(f"evaluator budget {budget} is above this server's limit: allowed are 1..{max_budget} "
+                       "positions a decision (midnight serve --max-budget sets the limit)")
+    turns = options.get("turns", 1)
+    if turns > MAX_EVALUATOR_TURNS:
+        raise WebError(f"evaluator turns {turns} is above this server's limit: allowed are 1..{MAX_EVALUATOR_TURNS}")
+    return spec, max(1, budget)
 
 
 PAGE_EVALUATOR_OPTIONS = ("budget", "turns")
@@ -151,16 +181,14 @@ def agents_record(variant: Any, players: Any, agents: Any, seed: Any) -> dict:
     """A new game between agents, played now as a record (the same game for the same arguments:
     a game depends on its seed and its agents only). ``agents``: one spec for every seat, or one
     per seat, comma-separated or as a list."""
+    num_players = whole("players", players, MIN_PLAYERS, MAX_PLAYERS)
+    seed = whole("seed", seed, 0, SEED_LIMIT - 1, SEED_RANGE)
     try:
-        num_players = int(players)
-    except (TypeError, ValueError):
-        raise WebError(f"players {str(players)[:20]!r} is not a number: allowed are 1..8") from None
-    try:
-        config = make_config(str(variant), num_players)
-        seed = check_seed(int(seed), "seed")
+        config = make_config(text("variant", variant, ", ".join(VARIANTS)), num_players)
     except (TypeError, ValueError) as err:
         raise WebError(str(err)) from None
-    specs = split_specs(agents) if isinstance(agents, str) else [str(a) for a in agents or []]
+    specs = agent_names("agents", agents, "agent names, comma-separated or as a list (one for every seat, or one "
+                        "per seat)")
     if len(specs) == 1:
         specs = specs * num_players
     if len(specs) != num_players:
@@ -203,4 +231,5 @@ def seat_agents(engine: Engine, specs: list[str | None]) -> list:
     return [None if spec is None else made[spec] for spec in specs]
 
 
-__all__ = ["MAX_EVENTS", "board_view", "frame", "record_view", "analysis_view", "agents_record", "seat_agents"]
+__all__ = ["MAX_EVENTS", "board_view", "frame", "record_view", "analysis_view", "page_evaluator", "agents_record",
+           "seat_agents"]
