@@ -121,9 +121,15 @@ def run(args: argparse.Namespace) -> int:
         for name, why in config.left_out:
             print(f"midnight tournament: left out {name}: {why}", file=sys.stderr)
         games = args.games if args.games is not None else default_games(config)
+
+        def say_where() -> None:  # once every input is checked, before the first game: the defaults write here
+            print(f"{games} games of {len(config.agents)} agents; results to "
+                  f"{Path(args.db).resolve()} (an interrupted run resumes), leaderboard files to {out.resolve()}",
+                  flush=True)
+
         run_ = run_tournament(config, games, db=args.db, resume=args.resume, batch_size=args.batch_size,
                               records=args.records, progress=not args.no_progress, backend=args.backend,
-                              address=args.address, workers=args.workers)
+                              address=args.address, workers=args.workers, on_start=say_where)
     except TournamentError as err:
         raise _in_flag_words(err) from None
     results = run_.results

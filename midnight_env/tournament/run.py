@@ -58,7 +58,8 @@ class TournamentRun:
 def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAULT_DB, resume: bool = False,
                    batch_size: int = 256, records: str | Path | None = None, progress: bool = True,
                    on_batch: Callable[[np.ndarray], None] | None = None, backend: str = "local",
-                   address: str | None = None, workers: int | None = None) -> TournamentRun:
+                   address: str | None = None, workers: int | None = None,
+                   on_start: Callable[[], None] | None = None) -> TournamentRun:
     """Play the games of ``config`` missing from ``db`` (0..games-1), batch by batch, and rate.
 
     ``resume`` consents to a database that holds other tournaments or an unfinished run of this
@@ -68,6 +69,7 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
     the batches as Ray tasks: on the cluster at ``address``, else on Ray already started in this
     process, else on a Ray instance of ``workers`` CPUs (default: every core) started for the
     run; ``workers`` also caps the batches played at once (default: the cluster's CPUs).
+    ``on_start`` is called once every input is checked, before the first game is played.
     """
     from tqdm import tqdm
 
@@ -103,6 +105,8 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
             stack.enter_context(ray_backend.session(address, workers))
         agents = [make_agent(spec) for spec in config.agents]
         chunks = missing_games(games, done, batch_size)
+        if on_start is not None:
+            on_start()
         record = records is not None
         start = time.perf_counter()
         played = 0
