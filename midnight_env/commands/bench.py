@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from midnight_env.commands.common import UsageError, check_count
+from midnight_env.commands.common import UsageError, check_batch_size, check_count
 from midnight_env.core.bench import run_engine_bench
+from midnight_env.core.config import VARIANTS
+from midnight_env.core.engine import Engine
 
 
 def add_parser(sub) -> None:
@@ -25,9 +27,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"--batches {args.batches!r} is not allowed: allowed are batch sizes, comma-separated "
                          "(e.g. 1,256,4096)") from None
-    for batch in batches:
-        check_count("--batches", batch)
     check_count("--players", args.players)
+    engines = [Engine(variant, args.players) for variant in VARIANTS]  # the set-ups the bench plays
+    for batch in batches:
+        for engine in engines:
+            check_batch_size("--batches", batch, engine)
     check_count("--decisions", args.decisions)
     check_count("--repeats", args.repeats)
     run_engine_bench(batches=batches, num_players=args.players, decisions=args.decisions, repeats=args.repeats)

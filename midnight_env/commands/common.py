@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import numpy as np
 
@@ -84,3 +85,23 @@ def seat_lineup(spec: str, num_players: int):
     names = sorted(set(per_seat), key=per_seat.index)
     agents = [make_agent(n) for n in names]
     return agents, np.array([names.index(n) for n in per_seat]), names
+
+
+GAME_MEMORY_FACTOR = 4  # a game in play takes about this many times its state's arrays (the agents' views, masks)
+
+
+def check_batch_size(flag: str, value: int, engine: Engine) -> int:
+    """Games played at once (--batch-size, --batches): UsageError unless 1 to as many games of
+    ``engine``'s set-up as this machine's memory holds (a larger batch cannot fit: numpy would fail
+    allocating it)."""
+    check_count(flag, value)
+    per_game = GAME_MEMORY_FACTOR * sum(getattr(a, "nbytes", 0) for a in engine.new_games([0]))
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): a large machine's
+        memory = 2**40
+    most = max(1, memory // per_game)
+    if value > most:
+        raise UsageError(f"{flag} {value} is out of range: allowed are 1 to {most} (games of about {per_game:,} bytes "
+                         f"each in this machine's {memory / 2**30:.0f} GiB of memory)")
+    return value

@@ -9,7 +9,14 @@ import numpy as np
 from tqdm import tqdm
 
 from midnight_env.arena.play import play_batch
-from midnight_env.commands.common import UsageError, add_game_arguments, check_count, engine_from_args, seat_lineup
+from midnight_env.commands.common import (
+    UsageError,
+    add_game_arguments,
+    check_batch_size,
+    check_count,
+    engine_from_args,
+    seat_lineup,
+)
 from midnight_env.core.records import write_records
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 
@@ -32,7 +39,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     engine = engine_from_args(args)
     check_count("--games", args.games)
-    check_count("--batch-size", args.batch_size)
+    check_batch_size("--batch-size", args.batch_size, engine)
     check_seed(args.seed, "--seed")
     if args.seed + args.games > SEED_LIMIT:
         raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "

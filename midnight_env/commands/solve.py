@@ -97,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         check_count("--max-states", args.max_states)
     check_count("--games", args.games, least=0)
     check_seed(args.seed, "--seed")
+    for flag, given, needed, what in (("--games", args.games != 0, "--regret", "AGENTS (the agents that play them)"),
+                                      ("--seed", args.seed != 0, "--games", "N (the games it seeds)")):
+        if given and not getattr(args, needed[2:]):  # as --seat without --best-response: no effect, refused
+            raise UsageError(f"{flag} is for {needed}: add {needed} {what}, or leave {flag} out")
     if args.seed + args.games > SEED_LIMIT:
         raise UsageError(f"--seed {args.seed} with --games {args.games} seeds games up to "
                          f"{args.seed + args.games - 1}: allowed are game seeds {SEED_RANGE}")

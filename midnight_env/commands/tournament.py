@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from midnight_env.commands.common import UsageError, parse_set_options
+from midnight_env.commands.common import UsageError, check_batch_size, parse_set_options
 from midnight_env.core.config import VARIANTS
 from midnight_env.tournament import (
     DEFAULT_DB,
@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         for name, why in config.left_out:
             print(f"midnight tournament: left out {name}: {why}", file=sys.stderr)
         games = args.games if args.games is not None else default_games(config)
+        if args.batch_size >= 1:  # (below 1: run_tournament's own words) a batch that cannot fit in memory
+            check_batch_size("--batch-size", args.batch_size, config.engine())
 
         def say_where() -> None:  # once every input is checked, before the first game: the defaults write here
             print(f"{games} games of {len(config.agents)} agents; results to "

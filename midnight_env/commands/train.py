@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from midnight_env.commands.common import UsageError, parse_overrides
+from midnight_env.commands.common import UsageError, check_count, parse_overrides
+from midnight_env.training.args import check_seed_below
 
 # --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
 ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
@@ -56,6 +57,10 @@ def trainer(algo: str):
 def config_from_args(args: argparse.Namespace):
     """The ``--algo`` module's config: ``--config`` file, then ``--override`` pairs, then the flags."""
     overrides = parse_overrides(args.override)
+    if args.seed is not None:  # the trainer's own range of seeds, named as the flag
+        check_seed_below(args.seed, *trainer(args.algo).SEEDS, what="--seed")
+    if args.total_timesteps is not None:
+        check_count("--total-timesteps", args.total_timesteps)
     for key in ("seed", "total_timesteps", "run_dir"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)

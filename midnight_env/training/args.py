@@ -12,6 +12,7 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import math
 import textwrap
 import typing
 from pathlib import Path
@@ -22,6 +23,64 @@ import yaml
 
 class ConfigFileError(ValueError):
     """A config file or value that does not fit the settings."""
+
+
+MAX_WIDTH = 4096  # the widest hidden layer a setting may ask for (the shipped networks' widest is 512)
+MAX_LAYERS = 16  # the most hidden layers (the shipped networks have two)
+_TOO_DEEP = object()  # a value whose YAML is nested too deeply to read
+NESTED_TOO_DEEPLY = "nested too deeply: allowed are settings nested a few levels deep (a list, a mapping of lists)"
+
+
+def _shown(value: Any, most: int = 80) -> str:
+    """``repr(value)``, cut to ``most`` characters for an error message."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def check_seed_below(seed: Any, limit: int, why: str, what: str = "seed") -> int:
+    """``seed`` if it is an integer 0..``limit``-1 (a trainer's seeds, inside the game seeds' range
+    :data:`~midnight_env.infra.seeds.SEED_RANGE`), else ConfigFileError naming it, the range and ``why``
+    (``what``: the setting, ``seed=...``, or a flag, ``--seed ...``)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < limit:
+        given = f"{what} {seed!r}" if what.startswith("--") else f"{what}={seed!r}"
+        raise ConfigFileError(f"{given} is out of range: allowed are integers 0..{limit - 1} ({why})")
+    return seed
+
+
+def check_counts(settings, least: int, *names: str) -> None:
+    """ConfigFileError naming the first setting of ``names`` below ``least`` (counts: games, epochs ...)."""
+    for name in names:
+        value = getattr(settings, name)
+        if value < least:
+            raise ConfigFileError(f"{name}={value!r} is out of range: allowed are {least} or more")
+
+
+def check_numbers(settings, low: float, high: float | None, *names: str, low_open: bool = False) -> None:
+    """ConfigFileError naming the first setting of ``names`` outside ``low``..``high`` (``high`` None: no
+    upper bound but a finite number; ``low_open``: ``low`` excluded). NaN is outside every range."""
+    for name in names:
+        value = getattr(settings, name)
+        above = value > low if low_open else value >= low
+        below = math.isfinite(value) if high is None else value <= high
+        if not (above and below):
+            if high is None:
+                allowed = f"numbers above {low:g}" if low_open else f"{low:g} or more"
+            else:
+                allowed = f"numbers in {'(' if low_open else '['}{low:g}, {high:g}]"
+            raise ConfigFileError(f"{name}={value!r} is out of range: allowed are {allowed}")
+
+
+def check_widths(settings, name: str, least_layers: int = 0) -> None:
+    """ConfigFileError unless setting ``name`` lists ``least_layers`` to :data:`MAX_LAYERS` hidden
+    layers, each 1 to :data:`MAX_WIDTH` units wide."""
+    widths = list(getattr(settings, name))
+    allowed = (f"allowed are {f'{least_layers} to' if least_layers else 'at most'} {MAX_LAYERS} widths, each a whole "
+               f"number 1..{MAX_WIDTH}")
+    if not least_layers <= len(widths) <= MAX_LAYERS:
+        raise ConfigFileError(f"{name}={_shown(widths)} has {len(widths)} layers: {allowed}")
+    for width in widths:
+        if not 1 <= width <= MAX_WIDTH:
+            raise ConfigFileError(f"{name}={_shown(widths)}: width {width!r} is out of range: {allowed}")
 
 
 def field_docs(cls) -> dict[str, str]:
@@ -62,15 +121,26 @@ def _convert(name: str, kind, value: Any):
         if kind in (int, float):
             if isinstance(value, bool):
                 raise ValueError
-            converted = kind(float(value)) if kind is int and isinstance(value, str) and "e" in value else kind(value)
-            if kind is int and float(value) != converted:
-                raise ValueError
-            return converted
+            if kind is float:
+                return float(value)
+            if isinstance(value, int):  # exactly, however large (a float holds 53 bits)
+                return value
+            try:
+                return int(value) if isinstance(value, str) else int(value.__index__())
+            except (ValueError, TypeError, AttributeError):
+                number = float(value)  # 1e6, 2.0: whole numbers written as floats
+                if not number.is_integer():
+                    raise ValueError from None
+                return int(number)
         if kind is str:
             return "" if value is None else str(value)
         collection = origin in (list, tuple, dict) or kind is dict
         if collection and isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-            value = yaml.safe_load(value)  # YAML's own form, as in a config file: [256, 128], {rounds: 1}
+            try:
+                value = yaml.safe_load(value)  # YAML's own form, as in a config file: [256, 128], {rounds: 1}
+            except RecursionError:  # brackets nested by the thousand: said below, outside this handler
+                value = _TOO_DEEP
+                raise ValueError from None
         if origin in (list, tuple):
             if isinstance(value, dict):
                 raise ValueError
@@ -86,10 +156,11 @@ def _convert(name: str, kind, value: Any):
                 raise ValueError
             return dict(value)
     except (ValueError, TypeError, yaml.YAMLError):
-        pass
+        if value is _TOO_DEEP:
+            raise ConfigFileError(f"setting {name}={_shown(given)} is {NESTED_TOO_DEEPLY}") from None
     else:
         return value
-    raise ConfigFileError(f"setting {name}={given!r} is not a valid {getattr(kind, '__name__', kind)}: "
+    raise ConfigFileError(f"setting {name}={_shown(given)} is not a valid {getattr(kind, '__name__', kind)}: "
                           f"allowed are {_allowed(kind)}")
 
 
@@ -125,6 +196,8 @@ def load_yaml(path: str | Path) -> dict:
                               f"{getattr(err, 'problem', None) or err}") from None
     except UnicodeDecodeError as err:
         raise ConfigFileError(f"config file {path} is not UTF-8 text (byte {err.start + 1})") from None
+    except RecursionError:
+        raise ConfigFileError(f"config file {path} is {NESTED_TOO_DEEPLY}") from None
     if not isinstance(data, dict):
         raise ConfigFileError(f"config file {path} must hold a mapping of settings, got {type(data).__name__}")
     return data

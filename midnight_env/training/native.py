@@ -49,15 +49,28 @@ from midnight_agents.model import ModelError, PolicyModel, model_meta, save_mode
 from midnight_agents.ppo import PPOAgent
 from midnight_env.arena.agent import Decisions
 from midnight_env.arena.registry import make_agent
+from midnight_env.core.config import make_config
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.observation import encode_observations
 from midnight_env.core.state import MOVE, PLACE
 from midnight_env.envs.vector import VectorEnv
-from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
+from midnight_env.training.args import (
+    check_counts,
+    check_numbers,
+    check_seed_below,
+    check_widths,
+    from_mapping,
+    load_yaml,
+    parse_args,
+    to_mapping,
+)
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 from midnight_env.training.export import linear_weights
 from midnight_env.training.logger import MetricLogger, plot_learning_curve
 from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+
+# this trainer's seeds: below the limit (check_seed_below), and why
+SEEDS = (10**12, "native PPO's game seeds are seed*10**6 + game numbers, below 2**62")
 
 
 @dataclass
@@ -146,6 +159,22 @@ class Args:
     """show a progress bar"""
     check_actions: bool = False
     """have the engine check every action against the legal mask (slower; the smoke tests use it)"""
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
+        out of range: checked when the settings are made, before anything is written."""
+        check_seed_below(self.seed, *SEEDS)
+        make_config(self.variant, self.num_players, **self.options)
+        check_counts(self, 1, "threads", "total_timesteps", "num_envs", "num_steps", "num_minibatches",
+                     "update_epochs", "max_legal", "snapshot_every", "pool_size", "eval_games")
+        check_counts(self, 0, "imitate_games", "imitate_epochs", "eval_every")
+        check_numbers(self, 0.0, None, "max_seconds", "learning_rate", "ent_coef", "vf_coef", "target_kl")
+        check_numbers(self, 0.0, None, "clip_coef", "max_grad_norm", "reward_scale", low_open=True)
+        check_numbers(self, 0.0, 1.0, "gamma", "gae_lambda", "self_play")
+        check_widths(self, "hidden_sizes")
 
 
 class Network(nn.Module):
@@ -346,6 +375,7 @@ def load_config(path: str | None = None, overrides: dict[str, Any] | None = None
 
 def train(args: Args, command: str | None = None) -> dict[str, Any]:
     """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
+    args.check()  # (again: settings changed since they were made)
     torch.set_num_threads(args.threads)
     # -- seeding ---------------------------------------------------------------------------------
     np_rng = np.random.default_rng(args.seed)

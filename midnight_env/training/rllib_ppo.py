@@ -33,11 +33,25 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.training.args import ConfigFileError, from_mapping, load_yaml, parse_args, to_mapping
+from midnight_env.core.config import make_config
+from midnight_env.training.args import (
+    ConfigFileError,
+    check_counts,
+    check_numbers,
+    check_seed_below,
+    check_widths,
+    from_mapping,
+    load_yaml,
+    parse_args,
+    to_mapping,
+)
 from midnight_env.training.evaluate import EVAL_OPPONENTS
 
 ENV_NAME = "midnight"  # the name the env creator is registered under with RLlib
 LEARNER = "shared"  # the module RLlib trains; the frozen snapshots are frozen_0, frozen_1, ...
+
+# this trainer's seeds: below the limit (check_seed_below), and why
+SEEDS = (2**31, "RLlib seeds numpy's legacy generator (32 bits) with it plus its env runners' numbers")
 
 
 @dataclass
@@ -116,24 +130,27 @@ class TrainConfig:
     """show a progress bar"""
 
     def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
+        out of range: checked when the settings are made, before anything is written."""
         if self.reward not in ("points", "rank"):
             raise ConfigFileError(f"reward={self.reward!r} is not allowed: allowed are points, rank")
         if self.activation not in ("tanh", "relu"):
             raise ConfigFileError(f"activation={self.activation!r} is not allowed: allowed are tanh, relu")
-        for name in ("total_timesteps", "train_batch_size", "minibatch_size", "num_epochs", "threads",
-                     "num_envs_per_env_runner", "snapshot_every", "eval_games"):
-            if getattr(self, name) < 1:
-                raise ConfigFileError(f"{name}={getattr(self, name)!r} is out of range: allowed are 1 or more")
-        for name in ("num_env_runners", "num_cpus", "pool_size", "eval_every"):
-            if getattr(self, name) < 0:
-                raise ConfigFileError(f"{name}={getattr(self, name)!r} is out of range: allowed are 0 or more")
-        if not 0.0 <= self.self_play <= 1.0:
-            raise ConfigFileError(f"self_play={self.self_play!r} is out of range: allowed are 0..1")
+        check_seed_below(self.seed, *SEEDS)
+        make_config(self.variant, self.num_players, **self.options)
+        check_counts(self, 1, "total_timesteps", "train_batch_size", "minibatch_size", "num_epochs", "threads",
+                     "num_envs_per_env_runner", "snapshot_every", "eval_games")
+        check_counts(self, 0, "num_env_runners", "num_cpus", "pool_size", "eval_every")
+        check_numbers(self, 0.0, 1.0, "self_play", "gamma", "gae_lambda")
+        check_numbers(self, 0.0, None, "max_seconds", "learning_rate", "ent_coef", "vf_coef")
+        check_numbers(self, 0.0, None, "clip_coef", "max_grad_norm", low_open=True)
         if self.self_play < 1.0 and self.pool_size == 0:
             raise ConfigFileError(f"self_play={self.self_play!r} needs frozen snapshots to play against: allowed "
                                   "with pool_size=0 is self_play=1")
-        if not self.hidden_sizes:
-            raise ConfigFileError("hidden_sizes is empty: name at least one width")
+        check_widths(self, "hidden_sizes", least_layers=1)
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -266,6 +283,7 @@ def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """One training run (see the module doc); its folder, last metrics, final evaluation and steps."""
     from midnight_env.infra.ray_cluster import ray_session, require_ray
 
+    config.check()  # (again: settings changed since they were made)
     require_ray("--algo rllib", "ray.rllib", "rllib")
     with ray_session(config.address or None, config.num_cpus or None):
         return _train(config, command)

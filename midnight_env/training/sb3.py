@@ -24,9 +24,22 @@ import numpy as np
 from midnight_agents.model import PolicyModel, model_meta, save_model
 from midnight_agents.ppo import PPOAgent
 from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.core.config import make_config
 from midnight_env.core.dice import GOLDEN, mix64
-from midnight_env.training.args import from_mapping, load_yaml, to_mapping
+from midnight_env.training.args import (
+    ConfigFileError,
+    check_counts,
+    check_numbers,
+    check_seed_below,
+    check_widths,
+    from_mapping,
+    load_yaml,
+    to_mapping,
+)
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
+
+# this trainer's seeds: below the limit (check_seed_below), and why
+SEEDS = (2**32, "stable-baselines3 seeds numpy's legacy generator, which takes 32 bits")
 
 
 @dataclass
@@ -103,17 +116,27 @@ class TrainConfig:
     """show a progress bar"""
 
     def __post_init__(self):
-        from midnight_env.training.args import ConfigFileError
+        self.check()
 
+    def check(self) -> None:
+        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
+        out of range: checked when the settings are made, before anything is written."""
         if self.reward not in ("points", "rank"):
             raise ConfigFileError(f"reward={self.reward!r} is not allowed: allowed are points, rank")
         if self.activation not in ("tanh", "relu"):
             raise ConfigFileError(f"activation={self.activation!r} is not allowed: allowed are tanh, relu")
-        if self.seat != "random" and not str(self.seat).isdigit():
-            raise ConfigFileError(f"seat={self.seat!r} is not allowed: allowed are 'random' or a seat number")
-        for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "threads"):
-            if getattr(self, name) < 1:
-                raise ConfigFileError(f"{name}={getattr(self, name)!r} is out of range: allowed are 1 or more")
+        check_seed_below(self.seed, *SEEDS)
+        config = make_config(self.variant, self.num_players, **self.options)
+        if self.seat != "random" and not (str(self.seat).isdigit() and int(self.seat) < config.num_players):
+            raise ConfigFileError(f"seat={self.seat!r} is not allowed: allowed are 'random' or a seat number 0 to "
+                                  f"{config.num_players - 1} (num_players {config.num_players})")
+        check_counts(self, 1, "total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size",
+                     "threads", "snapshot_every", "eval_games")
+        check_counts(self, 0, "eval_every", "checkpoint_every")
+        check_numbers(self, 0.0, None, "max_seconds", "learning_rate", "ent_coef", "vf_coef")
+        check_numbers(self, 0.0, None, "clip_range", "max_grad_norm", "reward_scale", low_open=True)
+        check_numbers(self, 0.0, 1.0, "gamma", "gae_lambda")
+        check_widths(self, "net_arch")
         if not self.opponents:
             raise ConfigFileError("opponents is empty: name at least one agent spec or 'self'")
 
@@ -161,6 +184,7 @@ class OpponentPool(Agent):
 
 def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
     """Run one training; returns the run folder, the final metrics and the model (see module doc)."""
+    config.check()  # (again: settings changed since they were made)
     try:  # numpy's BLAS threads (the snapshots' numpy inference) spin beside torch's: 3x slower self-play
         from threadpoolctl import threadpool_limits
     except ImportError:

@@ -66,11 +66,21 @@ from midnight_agents.model import (
 from midnight_agents.value import ValueAgent
 from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.arena.registry import make_agent
+from midnight_env.core.config import make_config
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations, observation_size
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState
-from midnight_env.training.args import from_mapping, load_yaml, parse_args, to_mapping
+from midnight_env.training.args import (
+    check_counts,
+    check_numbers,
+    check_seed_below,
+    check_widths,
+    from_mapping,
+    load_yaml,
+    parse_args,
+    to_mapping,
+)
 from midnight_env.training.evaluate import mean_ci, play_every_seat
 from midnight_env.training.export import linear_weights
 from midnight_env.training.frontier import Frontier
@@ -81,6 +91,9 @@ SNAPSHOT = "snapshot"  # league entry: a frozen past network
 RESUME_FILE = "resume.pt"  # in checkpoints/: what a resumed run continues from
 RESUME_FORMAT = "midnight-value-resume/1"
 RESUMABLE = {"resume", "progress", "total_timesteps", "max_seconds", "max_cpu_seconds", "config"}  # may change
+
+# this trainer's seeds: below the limit (check_seed_below), and why
+SEEDS = (10**11, "the value trainer's game seeds are seed*10**7 + game numbers, below 2**62")
 
 
 @dataclass
@@ -223,6 +236,73 @@ class Args:
     """also write the final model to this path (NAME -> NAME.npz + NAME.json)"""
     progress: bool = True
     """show a progress bar"""
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        """ValueError (one line naming the setting, its value and what is allowed) for a setting out of
+        range: checked when the settings are made and again by :func:`train`, before anything is
+        written (``midnight exploit`` makes its learner's settings before it writes exploit.json)."""
+        check_seed_below(self.seed, *SEEDS)
+        make_config(self.variant, self.num_players, **self.options)
+        check_counts(self, 1, "threads", "total_timesteps", "games_per_iteration", "batch_games", "minibatch",
+                     "epochs", "replay", "snapshot_every", "pool_size", "eval_deals")
+        check_counts(self, 0, "eval_every")
+        check_numbers(self, 0.0, None, "max_seconds", "learning_rate")
+        check_numbers(self, 0.0, None, "points_scale", low_open=True)
+        check_widths(self, "hidden_sizes")
+        for name in ("self_play", "explore", "keep", "td_lambda"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
+                raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
+                                 f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
+        if not (self.explore_end == -1.0 or 0.0 <= self.explore_end <= 1.0):
+            raise ValueError(f"explore_end={self.explore_end!r} is out of range: allowed are -1 (explore "
+                             "throughout) or numbers in [0, 1]")
+        if self.greedy_targets and self.td_lambda == 1.0:
+            raise ValueError("greedy_targets=true needs td_lambda below 1: the targets of explored moves "
+                             "bootstrap from the network")
+        if not 0.0 <= self.weight_average < 1.0:
+            raise ValueError(f"weight_average={self.weight_average!r} is out of range: allowed are numbers in "
+                             "[0, 1) (0: no average)")
+        if not 0.0 <= self.openings <= 1.0:
+            raise ValueError(f"openings={self.openings!r} is out of range: allowed are numbers in [0, 1] (0: no "
+                             "exploring starts)")
+        if self.rare_fit < 0:
+            raise ValueError(f"rare_fit={self.rare_fit!r} is out of range: allowed are 0 (every record alike) or more")
+        if not 0.0 <= self.restarts < 1.0:
+            raise ValueError(f"restarts={self.restarts!r} is out of range: allowed are numbers in [0, 1) (some games "
+                             "must start at set-up to meet positions)")
+        if self.frontier_size < 1:
+            raise ValueError(f"frontier_size={self.frontier_size!r} is out of range: allowed are 1 or more positions")
+        if self.opening_length < 1:
+            raise ValueError(f"opening_length={self.opening_length!r} is out of range: allowed are 1 or more decisions")
+        if self.anneal_timesteps < 0:
+            raise ValueError(f"anneal_timesteps={self.anneal_timesteps!r} is out of range: allowed are 0 "
+                             "(total_timesteps) or more env steps")
+        for name in ("learner_budget", "learner_turns"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} is out of range: allowed are 0 ("
+                                 f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
+        if set(self.play) - set(PLAY_OPTIONS):
+            raise ValueError(f"play {self.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
+        if self.init_member < -1:
+            raise ValueError(f"init_member={self.init_member!r} is out of range: allowed are -1 (init_model is one "
+                             "network) or 0, 1, ... (a network of an ensemble)")
+        if self.max_cpu_seconds < 0:
+            raise ValueError(f"max_cpu_seconds={self.max_cpu_seconds!r} is out of range: allowed are 0 (no limit) or "
+                             "more CPU-seconds")
+        if not -1 <= self.learner_seat < self.num_players:
+            raise ValueError(f"learner_seat={self.learner_seat!r} is out of range: allowed are -1 (any seat) or 0 to "
+                             f"{self.num_players - 1} (num_players {self.num_players})")
+        if self.members and self.resume:
+            raise ValueError("resume=true continues one network's run: an ensemble (members) cannot resume")
+        for i, changes in enumerate(self.members):
+            if NOT_MEMBER & set(changes):
+                raise ValueError(f"members[{i}] changes {', '.join(sorted(NOT_MEMBER & set(changes)))}: a member may "
+                                 f"change every setting but {', '.join(sorted(NOT_MEMBER))}")
+            from_mapping(Args, member_settings(to_mapping(self), i), where=f"members[{i}]")  # its settings in range
 
 
 class Network(nn.Module):
@@ -508,53 +588,8 @@ def train(args: Args, command: str | None = None,
     ``evaluator(agent, engine)``: the metrics of each evaluation of the shipped network's one-ply
     player (``eval/points`` and ``eval/points_ci`` at least), instead of :func:`strong_field_eval`
     against ``eval_field``."""
-    for name in ("self_play", "explore", "keep", "td_lambda"):
-        value = getattr(args, name)
-        if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
-            raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
-                             f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
-    if not (args.explore_end == -1.0 or 0.0 <= args.explore_end <= 1.0):
-        raise ValueError(f"explore_end={args.explore_end!r} is out of range: allowed are -1 (explore "
-                         "throughout) or numbers in [0, 1]")
-    if args.greedy_targets and args.td_lambda == 1.0:
-        raise ValueError("greedy_targets=true needs td_lambda below 1: the targets of explored moves "
-                         "bootstrap from the network")
-    if not 0.0 <= args.weight_average < 1.0:
-        raise ValueError(f"weight_average={args.weight_average!r} is out of range: allowed are numbers in "
-                         "[0, 1) (0: no average)")
-    if not 0.0 <= args.openings <= 1.0:
-        raise ValueError(f"openings={args.openings!r} is out of range: allowed are numbers in [0, 1] (0: no "
-                         "exploring starts)")
-    if args.rare_fit < 0:
-        raise ValueError(f"rare_fit={args.rare_fit!r} is out of range: allowed are 0 (every record alike) or more")
-    if not 0.0 <= args.restarts < 1.0:
-        raise ValueError(f"restarts={args.restarts!r} is out of range: allowed are numbers in [0, 1) (some games "
-                         "must start at set-up to meet positions)")
-    if args.frontier_size < 1:
-        raise ValueError(f"frontier_size={args.frontier_size!r} is out of range: allowed are 1 or more positions")
-    if args.opening_length < 1:
-        raise ValueError(f"opening_length={args.opening_length!r} is out of range: allowed are 1 or more decisions")
-    if args.anneal_timesteps < 0:
-        raise ValueError(f"anneal_timesteps={args.anneal_timesteps!r} is out of range: allowed are 0 "
-                         "(total_timesteps) or more env steps")
-    for name in ("learner_budget", "learner_turns"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"{name}={getattr(args, name)!r} is out of range: allowed are 0 ("
-                             f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
-    if set(args.play) - set(PLAY_OPTIONS):
-        raise ValueError(f"play {args.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
-    if args.init_member < -1:
-        raise ValueError(f"init_member={args.init_member!r} is out of range: allowed are -1 (init_model is one "
-                         "network) or 0, 1, ... (a network of an ensemble)")
-    if args.max_cpu_seconds < 0:
-        raise ValueError(f"max_cpu_seconds={args.max_cpu_seconds!r} is out of range: allowed are 0 (no limit) or "
-                         "more CPU-seconds")
-    if not -1 <= args.learner_seat < args.num_players:
-        raise ValueError(f"learner_seat={args.learner_seat!r} is out of range: allowed are -1 (any seat) or 0 to "
-                         f"{args.num_players - 1} (num_players {args.num_players})")
+    args.check()  # (again: settings changed since they were made)
     if args.members:
-        if args.resume:
-            raise ValueError("resume=true continues one network's run: an ensemble (members) cannot resume")
         return train_ensemble(args, command)
     torch.set_num_threads(args.threads)
     np_rng = np.random.default_rng(args.seed)
@@ -804,10 +839,6 @@ def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
     """Train ``args.members``' networks one after the other, each as its own run (the settings with
     the member's changes) in the run folder's ``members/``, and save the model that averages them
     (:func:`midnight_agents.model.ensemble_model`), evaluated as one run's final model is."""
-    for i, changes in enumerate(args.members):
-        if NOT_MEMBER & set(changes):
-            raise ValueError(f"members[{i}] changes {', '.join(sorted(NOT_MEMBER & set(changes)))}: a member may "
-                             f"change every setting but {', '.join(sorted(NOT_MEMBER))}")
     engine = Engine(args.variant, args.num_players, **args.options)
     run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{engine.num_players}p'}"
                                          f"-s{args.seed}")
