@@ -715,8 +715,16 @@ def train(args: Args, command: str | None = None,
             frac = max(frac, (time.process_time() - cpu_start) / args.max_cpu_seconds)
         return min(1.0, frac)
 
-    bar = tqdm(total=args.total_timesteps, initial=global_step, unit="step", unit_scale=True,
-               disable=not args.progress, desc=f"value {args.variant} {N}p")
+    # the bar follows the budget that ends the run: CPU time where one is set (midnight exploit's
+    # steps are unbounded: 10**15), else env steps
+    by_cpu = bool(args.max_cpu_seconds)
+    if by_cpu:
+        bar = tqdm(total=round(args.max_cpu_seconds / 60, 2), initial=round((time.process_time() - cpu_start) / 60, 2), unit="CPU-min",
+                   disable=not args.progress, desc=f"value {args.variant} {N}p",
+                   bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} CPU-min [{elapsed}<{remaining}{postfix}]")
+    else:
+        bar = tqdm(total=args.total_timesteps, initial=global_step, unit="step", unit_scale=True,
+                   disable=not args.progress, desc=f"value {args.variant} {N}p")
     while global_step < args.total_timesteps:
         if args.max_seconds and time.perf_counter() - start > args.max_seconds:
             break
@@ -798,8 +806,12 @@ def train(args: Args, command: str | None = None,
                 "charts/SPS": global_step / (time.perf_counter() - start),
                 "charts/cpu_SPS": global_step / (time.process_time() - cpu_start)}
         logger.log(global_step, last)
-        bar.update(steps)
-        bar.set_postfix(loss=f"{last['losses/value_loss']:.3f}")
+        if by_cpu:
+            bar.update(min(bar.total, (time.process_time() - cpu_start) / 60) - bar.n)
+            bar.set_postfix(steps=f"{global_step:,}", loss=f"{last['losses/value_loss']:.3f}")
+        else:
+            bar.update(steps)
+            bar.set_postfix(loss=f"{last['losses/value_loss']:.3f}")
         if args.eval_every and iteration % args.eval_every == 0:
             ev = evaluate(global_step)
             bar.write(f"iteration {iteration}, {global_step} steps, {ev['charts/cpu_minutes']:.1f} CPU-min: "
