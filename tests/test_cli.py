@@ -146,3 +146,14 @@ def test_a_reader_that_goes_away_gets_no_error_message():
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) in (141, 1) and err == "", err
+
+
+def test_simulate_aligns_its_table_with_a_long_agent_spec(capsys):
+    spec = "search:budget=40,residual=0.5,supply=0.25"
+    code, out, _ = run_cli(capsys, "simulate", "--players", "2", "--games", "2", "--agents", f"{spec},random",
+                           "--set", "rounds=1", "--no-progress")
+    assert code == 0
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("seat"))
+    ends = {len(line) for line in lines[header:header + 3]}  # every row ends in the header's last column
+    assert len(ends) == 1 and spec in lines[header + 1], lines[header:header + 3]

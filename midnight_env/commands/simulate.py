@@ -82,11 +82,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"{engine.variant}, {n_players} players, {g} games, "
           f"seeds {args.seed}..{args.seed + g - 1}, "
           f"options {engine.config.options}")
-    print(f"{'seat':>4}  {'agent':<20}{'mean points':>12}{'± 95%':>8}{'win rate':>10}")
+    width = max(20, *(len(name) + 2 for name in names))  # a long agent spec widens its column
+    print(f"{'seat':>4}  {'agent':<{width}}{'mean points':>12}{'± 95%':>8}{'win rate':>10}")
     for seat in range(n_players):
         mean = points[seat] / g
         half = 1.96 * np.sqrt(max(squares[seat] - g * mean**2, 0.0) / (g - 1) / g) if g > 1 else float("nan")
-        print(f"{seat:>4}  {names[seat]:<20}{mean:>12.2f}{half:>8.2f}{wins[seat] / g:>10.3f}")
+        print(f"{seat:>4}  {names[seat]:<{width}}{mean:>12.2f}{half:>8.2f}{wins[seat] / g:>10.3f}")
     print(f"mean game length: {rolls / g:.1f} rolls, {decisions / g:.1f} decisions; "
           f"truncated games: {truncated}")
     print(f"{g / elapsed:,.0f} games/s ({decisions / elapsed:,.0f} decisions/s) in {elapsed:.1f} s")

@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     result = trainer(args.algo).train(config)
     ev = result["eval"]
+    against = getattr(config, "eval_field", None) or getattr(config, "eval_opponents", None) or []
     print(f"{result['run_dir']}: {result['steps']} {STEPS[args.algo]} in {result['seconds']:.0f} s; "
           f"eval {ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} spooky points, "
-          f"win rate {ev['eval/win_rate']:.3f} (model: {result['run_dir'] / 'model.npz'})")
+          f"win rate {ev['eval/win_rate']:.3f}" + (f" against {', '.join(map(str, against))}" if against else "")
+          + f" (model: {result['run_dir'] / 'model.npz'})")
     return 0
