@@ -313,10 +313,7 @@ def test_midnight_train_runs_maskable_ppo_from_a_config(tmp_path, capsys):
     out = capsys.readouterr().out
     run_dir = tmp_path / "sb3-hidden_castle-4p-s2"
     assert str(run_dir) in out and "win rate" in out
-    from midnight_env.training.sb3 import load_config
-
-    evaluated = load_config(str(ROOT / "configs" / "sb3-hidden_castle-4p.yaml")).eval_opponents
-    assert f"against {', '.join(evaluated)} (model:" in out  # it says whom it evaluated against
+    assert f"against {', '.join(SB3_TINY['eval_opponents'])} (model:" in out  # it says whom it evaluated against
     losses_finite(run_dir)
     meta = json.loads((run_dir / "model.json").read_text())
     assert meta["variant"] == "hidden_castle" and meta["training"]["config"]["seed"] == 2
