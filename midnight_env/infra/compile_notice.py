@@ -3,13 +3,14 @@
 The first use of a feature compiles its kernels: a minute or two on a 2-core machine, during
 which nothing else moves (BENCHMARKS.md, "First use"). Numba reports every real compilation (a
 kernel found in the on-disk cache is loaded without one) as a ``numba:compile`` event; a listener
-on it says once, on stderr, that compiling has started, and at the end how long it took. A run
-whose kernels are all cached says nothing.
+on it says once, on stderr, that compiling has started (once it has gone on for a second), and at
+the end how long it took. A run whose kernels are all cached says nothing.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import TextIO
@@ -18,6 +19,7 @@ from numba.core import event
 
 # what a first use takes on a 2-core machine with a cold cache, measured (BENCHMARKS.md, "First use")
 FIRST_USE = "about 1-2 minutes on 2 cores"
+QUIET_SECONDS = 1.0  # compiling that ends sooner, in all, is not announced
 
 
 class CompileNotice(event.Listener):
@@ -32,6 +34,8 @@ class CompileNotice(event.Listener):
         self.started = 0.0
         self.seconds = 0.0
         self.kernels = 0
+        self.announced = False
+        self.timer: threading.Timer | None = None
 
     def _write(self, text: str) -> None:
         stream = self.stream if self.stream is not None else sys.stderr
@@ -42,12 +46,19 @@ class CompileNotice(event.Listener):
         except ImportError:
             print(text, file=stream, flush=True)
 
+    def _announce(self) -> None:
+        if not self.announced:
+            self.announced = True
+            self._write(f"{self.what}: compiling the engine's kernels (first use only, {FIRST_USE}; "
+                        "`midnight compile` compiles them ahead) ...")
+
     def on_start(self, ev) -> None:
         if self.depth == 0:
-            if self.kernels == 0:
-                self._write(f"{self.what}: compiling the engine's kernels (first use only, {FIRST_USE}; "
-                            "`midnight compile` compiles them ahead) ...")
             self.started = time.perf_counter()
+            if not self.announced:  # a kernel of a second or less is not worth a word
+                self.timer = threading.Timer(QUIET_SECONDS, self._announce)
+                self.timer.daemon = True
+                self.timer.start()
         self.depth += 1
 
     def on_end(self, ev) -> None:
@@ -55,9 +66,16 @@ class CompileNotice(event.Listener):
         if self.depth == 0:
             self.kernels += 1
             self.seconds += time.perf_counter() - self.started
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if self.seconds > QUIET_SECONDS:  # short kernels adding up
+                self._announce()
 
     def close(self) -> None:
-        if self.kernels:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.announced:
             self._write(f"{self.what}: compiled {self.kernels} kernels in {self.seconds:.0f} s, cached for the next "
                         "run")
 
