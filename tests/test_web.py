@@ -573,3 +573,55 @@ def test_render_html_refuses_a_bad_record_or_place(capsys, data, tmp_path):
                            str(tmp_path / "no" / "x.html"))
     assert code == 2 and "does not exist" in err
     assert not (tmp_path / "x.html").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# databases are only read: no SQLite side file is created in the data folder
+
+
+def test_serving_a_finished_tournament_database_creates_no_file_beside_it(capsys, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "t.sqlite"
+    code, _, err = run_cli(capsys, "tournament", "--games", "8", "--agents", "random,runner", "--players", "2",
+                           "--db", str(db), "--no-progress")
+    assert code == 0, err
+    conn = sqlite3.connect(db)  # the last connection to close checkpoints and deletes the -wal and -shm
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert db.read_bytes()[18:20] == b"\x02\x02"  # still a WAL database: the case mode=ro alone gets wrong
+    before = sorted(p.name for p in data.iterdir())
+    assert not [n for n in before if n.endswith(("-wal", "-shm", "-journal"))]
+    expected = {row.split(",")[0]: row.split(",") for row in (data / "t_leaderboard.csv").read_text().split()[1:]}
+    client = TestClient(create_app(data))
+    held = client.get("/api/tournaments", params={"db": "t.sqlite"}).json()["tournaments"]
+    assert [(t["games"], t["agents"]) for t in held] == [(8, ["random", "runner"])]
+    key = held[0]["key"]
+    assert len(client.get("/api/tournament", params={"db": "t.sqlite", "key": key}).json()["games"]) == 8
+    board = client.get("/api/leaderboard", params={"db": "t.sqlite", "key": key}).json()
+    assert board["games"] == 8
+    assert [s["agent"] for s in board["standings"]] == list(expected)  # the order the tournament wrote
+    for s in board["standings"]:
+        assert s["games"] == int(expected[s["agent"]][1])
+        assert s["mean_points"] == pytest.approx(float(expected[s["agent"]][6]), abs=1e-3)
+        assert s["win_rate"] == pytest.approx(float(expected[s["agent"]][9]), abs=1e-3)
+    assert client.get("/api/leaderboard.png", params={"db": "t.sqlite", "key": key}).content.startswith(b"\x89PNG")
+    assert client.get("/api/files").json()["files"]
+    assert sorted(p.name for p in data.iterdir()) == before
+
+
+def test_a_database_being_written_is_read_through_its_side_files_and_none_is_added(client, data, tournament_db):
+    key = tournament_db[1].key
+    writer = sqlite3.connect(data / "t.sqlite")  # a tournament at work: its -wal and -shm are there
+    try:
+        writer.execute("DELETE FROM games WHERE game_index = 3")
+        writer.commit()  # in the -wal only: the database file still holds 4 games
+        before = sorted(p.name for p in data.iterdir())
+        assert "t.sqlite-wal" in before and "t.sqlite-shm" in before
+        held = client.get("/api/tournaments", params={"db": "t.sqlite"}).json()["tournaments"]
+        assert held[0]["games"] == 3
+        assert client.get("/api/leaderboard", params={"db": "t.sqlite", "key": key}).json()["games"] == 3
+        assert sorted(p.name for p in data.iterdir()) == before
+    finally:
+        writer.close()
+    assert not [p.name for p in data.iterdir() if p.name.startswith("t.sqlite-")]  # the writer cleaned up

@@ -291,3 +291,74 @@ def test_the_html_file_of_one_game_works_from_disk(browser, data, tmp_path):
     assert position(browser) == 12 and not shown(browser, "sources")  # the viewer alone
     by(browser, "body").send_keys(Keys.END)
     assert "game over" in by(browser, "#caption").text
+
+
+# ------------------------------------------------------------------------------------------------
+# the layout: the board in the window without scrolling
+
+
+BOARD_RECT = ("window.scrollTo(0, 0); const b = document.getElementById(arguments[0]).getBoundingClientRect();"
+              "const page = document.documentElement;"
+              "return {left: b.left, top: b.top, right: b.right, bottom: b.bottom, width: b.width, height: b.height,"
+              " innerWidth: page.clientWidth, innerHeight: window.innerHeight, scrollWidth: page.scrollWidth};")
+
+
+def window_inside(driver, width: int, height: int) -> None:
+    """The window's inside (the page's viewport) made ``width`` x ``height``."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+    assert driver.execute_script("return [window.innerWidth, window.innerHeight]") == [width, height]
+
+
+def board_views(driver, server):
+    """(view, board id) of each view that shows a board, the page left in that view: a record
+    watched, the same with its analysis beside it, a game being played."""
+    load(driver, server + "#watch?file=games.jsonl&line=1&event=5")
+    wait(driver, lambda d: shown(d, "viewer") and position(d) == 5)
+    yield "watch", "watch-board"
+    by(driver, "#analyse").click()
+    wait(driver, lambda d: "decisions judged" in by(d, "#analysis-status").text)
+    by(driver, "#next-decision").click()
+    wait(driver, lambda d: shown(d, "analysis-move"))
+    yield "analysis", "watch-board"
+    load(driver, server + "#play")
+    Select(by(driver, "#play-players")).select_by_value("2")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#play-opponents input")) == 1)
+    opponent = by(driver, "#play-opponents input")
+    opponent.clear()
+    opponent.send_keys("random")
+    by(driver, "#play-start").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#play-moves button"))
+    yield "play", "play-board"
+
+
+def test_at_1024_by_700_the_board_of_every_view_is_in_the_window_without_scrolling(server, browser):
+    window_inside(browser, 1024, 700)
+    try:
+        for view, board in board_views(browser, server):
+            assert browser.execute_script("return window.scrollY") == 0, view  # the page did not scroll itself
+            rect = browser.execute_script(BOARD_RECT, board)
+            assert rect["width"] > 500 and rect["height"] > 400, (view, rect)  # the board, not a stamp
+            assert rect["top"] >= 0 and rect["bottom"] <= rect["innerHeight"], (view, rect)
+            assert rect["left"] >= 0 and rect["right"] <= rect["innerWidth"], (view, rect)
+            beside = by(browser, "#details" if board == "watch-board" else "#play-side").rect  # the facts beside it
+            assert beside["x"] >= rect["right"] and beside["y"] < rect["innerHeight"], (view, beside, rect)
+    finally:
+        browser.set_window_size(1500, 1000)
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (1920, 1080), (390, 844)])
+def test_the_board_fits_the_width_of_other_windows_and_their_height_where_the_panels_are_beside_it(
+        server, browser, width, height):
+    window_inside(browser, width, height)
+    try:
+        for view, board in board_views(browser, server):
+            rect = browser.execute_script(BOARD_RECT, board)
+            assert rect["left"] >= 0 and rect["right"] <= rect["innerWidth"], (view, rect)  # never cut off
+            assert rect["scrollWidth"] <= rect["innerWidth"], (view, rect)  # no sideways scrolling
+            assert rect["width"] > min(0.8 * rect["innerWidth"], 600), (view, rect)  # as wide as it can be
+            if width >= 720:  # a phone shows the board first, then the panels below it
+                assert rect["top"] >= 0 and rect["bottom"] <= rect["innerHeight"], (view, rect)
+    finally:
+        browser.set_window_size(1500, 1000)

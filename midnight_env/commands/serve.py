@@ -25,8 +25,11 @@ Serve a web page to watch, play and compare, on this machine, until Ctrl-C:
 
 Only files inside --data are read (record files *.jsonl, *.json; databases *.sqlite, *.sqlite3,
 *.db), and only DIR/played.jsonl is written (a link named so that leads outside --data is
-refused). Uploads stay in memory. The page loads nothing from the network. Bound to 127.0.0.1
-(this machine only) unless --host says otherwise.
+refused). Databases are only read, and no file is created beside them: SQLite's -wal and -shm
+files are read where a running tournament keeps them, and only files SQLite left half-way (a -wal
+without its -shm, a -journal beside a WAL database) get the missing ones. Uploads stay in memory.
+The page loads nothing from the network. Bound to 127.0.0.1 (this machine only) unless --host says
+otherwise.
 
 Limits: an analysis's evaluator searches at most --max-budget positions a decision (a request
 asking more gets a 400 naming the limit); at most --max-analyses analyses run at once (another

@@ -17,10 +17,11 @@ import sqlite3
 import stat
 import time
 import zlib
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from midnight_env.core.records import is_special_file, write_record_lines
 from midnight_env.tournament.config import FORMAT, TournamentConfig, TournamentError
 
 DEFAULT_DB = "midnight_tournament.sqlite"
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -207,6 +209,32 @@ def _results(conn: sqlite3.Connection, config: TournamentConfig, games: int | No
 
 # ------------------------------------------------------------------------------------------------
 # reading a database without writing to it (a viewer: midnight serve)
+#
+# Without creating a file beside it either. ``mode=ro`` alone does not give that: a read-only
+# connection to a database in WAL mode (ours are) opens its -wal and -shm files and creates them when
+# they are absent, and cannot delete them when it closes (only a connection that may write
+# checkpoints and deletes them). SQLite reads a read-only WAL database when those two files exist,
+# when it can create them, or when the connection declares the file ``immutable``
+# (https://sqlite.org/wal.html#readonly, https://sqlite.org/walformat.html). ``immutable=1`` takes no
+# lock and looks at no side file, so it is right only while nothing changes the file; _reading
+# uses it only where that can be checked:
+#
+# - no -wal and no -journal file beside the database: immutable=1, checked after the read. Every
+#   connection to a WAL database keeps the -wal file while it is open, and the last one to close
+#   first checkpoints every committed transaction into the database file, then deletes the -wal; a
+#   writer that comes creates the -wal before writing anything, and only a later checkpoint changes
+#   the database file (a rollback-journal writer likewise creates its -journal before changing the
+#   file). So no -wal means that no connection has the database open and that the file holds every
+#   committed transaction; the read stands when, after it, there is still no -wal nor -journal and
+#   the file has the same inode, size and times (a writer would have to open, write, checkpoint and
+#   close inside one tick of the file system's clock to escape that); otherwise it is done again.
+# - a -wal and a -shm file there (a tournament is writing the database, or a run left them): mode=ro,
+#   through those files (with SQLite's locks), which creates nothing. A -journal without a -wal: the
+#   rollback-journal mode, where mode=ro creates nothing either (a -journal left beside a WAL database,
+#   an odd leftover, would get the -wal and -shm SQLite creates).
+# - a -wal without a -shm (a writer is opening the database: SQLite creates the -wal first) is waited
+#   on, like a file that changed under the read; after _READ_TRIES tries, mode=ro reads it, and SQLite
+#   may then create the missing -shm (a database written without pause, or a -shm deleted by hand).
 
 
 @dataclass
@@ -234,18 +262,26 @@ def read_tournaments(path: str | Path) -> list[StoredTournament]:
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
         raise TournamentError(f"{str(path)!r} is not a tournament database (no such file, or an empty one)")
-    held = _inspect(path)
-    with closing(_read_only(path)) as conn:
+
+    def work(conn: sqlite3.Connection) -> tuple[list[tuple[str, str, int]], dict]:
+        held = _tournaments_held(conn, path)
         try:
             counts = dict(conn.execute("SELECT config_hash, COUNT(*) FROM records GROUP BY config_hash").fetchall())
         except sqlite3.DatabaseError:  # a database of a run that never stored a record may lack the table
             counts = {}
+        return held, counts
+
+    try:
+        held, counts = _reading(path, work)
+    except sqlite3.DatabaseError as err:
+        raise TournamentError(f"{str(path)!r} is not a readable SQLite database ({err}); nothing was changed") from None
     return [StoredTournament(_config_of(text, path), games, int(counts.get(key, 0))) for key, text, games in held]
 
 
 def read_results(path: str | Path, key: str) -> Results:
     """The games of tournament ``key`` of a database file (read only), for a leaderboard."""
-    with closing(_read_only(path)) as conn:
+
+    def work(conn: sqlite3.Connection) -> Results:
         config = _stored_config(conn, path, key)
         try:
             return _results(conn, config)
@@ -253,15 +289,20 @@ def read_results(path: str | Path, key: str) -> Results:
             raise TournamentError(f"{str(path)!r} stores games of tournament {key} that cannot be read "
                                   f"({type(err).__name__}: {err})") from None
 
+    return _reading(path, work)
+
 
 def read_games(path: str | Path, key: str, offset: int = 0, limit: int = 100) -> list[StoredGame]:
     """Games ``offset`` .. ``offset + limit - 1`` (in game index order) of tournament ``key``, read only."""
-    with closing(_read_only(path)) as conn:
+
+    def work(conn: sqlite3.Connection) -> list:
         _stored_config(conn, path, key)
-        rows = conn.execute(
+        return conn.execute(
             "SELECT g.game_index, g.seed, g.agents, g.points, g.ranks, g.truncated, EXISTS (SELECT 1 FROM records r "
             "WHERE r.config_hash = g.config_hash AND r.game_index = g.game_index) FROM games g WHERE g.config_hash = ? "
             "ORDER BY g.game_index LIMIT ? OFFSET ?", (key, int(limit), int(offset))).fetchall()
+
+    rows = _reading(path, work)
     try:
         return [StoredGame(int(r[0]), int(r[1]), [str(a) for a in json.loads(r[2])], [int(x) for x in json.loads(r[3])],
                            [int(x) for x in json.loads(r[4])], bool(r[5]), bool(r[6])) for r in rows]
@@ -274,7 +315,8 @@ def read_record(path: str | Path, key: str, game_index: int) -> dict | list | st
     """The stored record of game ``game_index`` of tournament ``key`` (read only), as its JSON
     value (a record to check: the file may have been written by anyone); TournamentError when the
     game or its record is not stored."""
-    with closing(_read_only(path)) as conn:
+
+    def work(conn: sqlite3.Connection) -> tuple:
         _stored_config(conn, path, key)
         row = conn.execute("SELECT record FROM records WHERE config_hash = ? AND game_index = ?",
                            (key, int(game_index))).fetchone()
@@ -283,6 +325,9 @@ def read_record(path: str | Path, key: str, game_index: int) -> dict | list | st
                                   (key, int(game_index))).fetchone()
             why = "was played without records" if played else "is not stored"
             raise TournamentError(f"game {game_index} of tournament {key} in {str(path)!r} {why}", "game")
+        return row
+
+    row = _reading(path, work)
     try:
         return json.loads(zlib.decompress(row[0]).decode("utf-8"))
     except (zlib.error, UnicodeDecodeError, ValueError, RecursionError, TypeError) as err:
@@ -290,9 +335,59 @@ def read_record(path: str | Path, key: str, game_index: int) -> dict | list | st
                               f"read ({type(err).__name__}: {err})") from None
 
 
-def _read_only(path: str | Path) -> sqlite3.Connection:
+_READ_TRIES = 5  # reads of a database that changed under them (or a -wal without its -shm) before mode=ro
+
+
+def _beside(path: Path, suffix: str) -> bool:
+    return os.path.lexists(f"{path}{suffix}")
+
+
+def _file_state(path: Path) -> tuple | None:
+    """What a read with immutable=1 relies on: the database file's identity, size and times, and no
+    -wal nor -journal beside it; None when the file cannot be looked at."""
     try:
-        return sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30)
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+            _beside(path, "-wal"), _beside(path, "-journal"))
+
+
+def _reading(path: str | Path, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    """``work(connection)`` on a read-only connection to a database file, creating no file beside
+    it (see the comment above); TournamentError when SQLite cannot open the file."""
+    path = Path(path).absolute()
+    uri = path.as_uri()  # the path percent-encoded ('%', '#', '?' in a name)
+    for attempt in range(_READ_TRIES):
+        if attempt:
+            time.sleep(0.02 * attempt)
+        before = _file_state(path)
+        if before is None:
+            break
+        if before[5]:  # a -wal: with its -shm, SQLite reads through them; without, a writer is opening it
+            if _beside(path, "-shm"):
+                break
+            continue
+        if before[6]:  # a -journal without a -wal: the rollback-journal mode, where mode=ro creates nothing
+            break
+        conn = _open(path, f"{uri}?immutable=1")
+        try:
+            result = work(conn)
+        except Exception:
+            if _file_state(path) == before:
+                raise
+            continue  # the file changed under the read: its error may be one of a torn read
+        finally:
+            conn.close()
+        if _file_state(path) == before:
+            return result
+    with closing(_open(path, f"{uri}?mode=ro")) as conn:
+        return work(conn)
+
+
+def _open(path: Path, uri: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(uri, uri=True, timeout=30)
     except sqlite3.DatabaseError as err:
         raise TournamentError(f"{str(path)!r} is not a readable SQLite database ({err})") from None
 
@@ -394,28 +489,28 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _inspect(path: Path) -> list[tuple[str, str, int]]:
-    """(config hash, config JSON, games stored) of every tournament in an existing file."""
+    """(config hash, config JSON, games stored) of every tournament in an existing file (read only,
+    creating no file beside it: :func:`_reading`)."""
     try:
-        # a URI, so that the file is only read: its path percent-encoded ('%', '#', '?' in a name)
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=30)
-        try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not tables:
-                return []  # an empty SQLite file: ours to initialise
-            if not {"meta", "tournaments", "games"} <= tables:
-                raise TournamentError(f"{str(path)!r} is an SQLite database but not a midnight tournament database "
-                                      f"(tables: {', '.join(sorted(tables))}); nothing was changed")
-            fmt = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-            if fmt is None or fmt[0] != FORMAT:
-                raise TournamentError(f"{str(path)!r} has format {fmt[0] if fmt else None!r}, not {FORMAT!r}; "
-                                      f"nothing was changed")
-            rows = conn.execute("SELECT t.config_hash, t.config, (SELECT COUNT(*) FROM games g WHERE "
-                                "g.config_hash = t.config_hash) FROM tournaments t").fetchall()
-            conn.execute("PRAGMA quick_check").fetchall()
-        finally:
-            conn.close()
+        return _reading(path, lambda conn: _tournaments_held(conn, path))
     except sqlite3.DatabaseError as err:
         raise TournamentError(f"{str(path)!r} is not a readable SQLite database ({err}); nothing was changed") from None
+
+
+def _tournaments_held(conn: sqlite3.Connection, path: Path) -> list[tuple[str, str, int]]:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return []  # an empty SQLite file: ours to initialise
+    if not {"meta", "tournaments", "games"} <= tables:
+        raise TournamentError(f"{str(path)!r} is an SQLite database but not a midnight tournament database "
+                              f"(tables: {', '.join(sorted(tables))}); nothing was changed")
+    fmt = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    if fmt is None or fmt[0] != FORMAT:
+        raise TournamentError(f"{str(path)!r} has format {fmt[0] if fmt else None!r}, not {FORMAT!r}; "
+                              f"nothing was changed")
+    rows = conn.execute("SELECT t.config_hash, t.config, (SELECT COUNT(*) FROM games g WHERE "
+                        "g.config_hash = t.config_hash) FROM tournaments t").fetchall()
+    conn.execute("PRAGMA quick_check").fetchall()
     return [(r[0], r[1], int(r[2])) for r in rows]
 
 

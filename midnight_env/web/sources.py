@@ -4,8 +4,10 @@ uploaded record files (kept in memory).
 The data folder is the only place the app reads or writes files. A file is named by its path
 relative to the folder, written with ``/``; :meth:`DataFolder.path` refuses anything else (an
 absolute path, ``..``, a link that leads out, a name of another kind of file) before any file is
-opened, so a request can never reach a file outside the folder. Databases are opened read only, and
-one whose SQLite side files (``-wal``, ``-shm``, ``-journal``) are links is refused. The one file
+opened, so a request can never reach a file outside the folder. Databases are read without creating
+a file beside them (:func:`midnight_env.tournament.store._reading`: a read-only connection to a WAL
+database would create its ``-wal`` and ``-shm`` files), and one whose SQLite side files (``-wal``,
+``-shm``, ``-journal``) are links is refused. The one file
 written, PLAYED_FILE, is refused when it is a link leading out of the folder, a dangling one too (at
 start-up and at every write), and opened with ``O_NOFOLLOW``: a link made in its place between the
 check and the write is refused too.

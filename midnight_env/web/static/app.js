@@ -92,6 +92,15 @@
 
   const isDecision = (ev) => ev && (ev.e === "place" || ev.e === "move");
 
+  // scroll a list (an event log) so that one of its items shows: the list only, never the page
+  // (scrollIntoView would move the page too, and the board with it out of the window)
+  function showInList(list, item) {
+    const box = list.getBoundingClientRect();
+    const line = item.getBoundingClientRect();
+    if (line.top < box.top) list.scrollTop -= box.top - line.top;
+    else if (line.bottom > box.bottom) list.scrollTop += line.bottom - box.bottom;
+  }
+
   function swatch(colour) {
     const s = el("span", { class: "swatch" });
     s.style.background = colour;
@@ -312,7 +321,7 @@
     const current = $("event-log").querySelector(`li[data-k="${k}"]`);
     if (current) {
       current.classList.add("current");
-      current.scrollIntoView({ block: "nearest" });
+      showInList($("event-log"), current);
     }
     const link = watchLink(k);
     $("permalink").href = link;
@@ -700,7 +709,7 @@
       log.append(el("li", { class: isDecision(ev) ? "decision" : ev.e === "round_end" ? "round" : null,
         text: describe(ev, play.agents.map((a, p) => (p === play.seat ? "you" : a))) }));
     }
-    log.lastElementChild && log.lastElementChild.scrollIntoView({ block: "nearest" });
+    log.scrollTop = log.scrollHeight;
   }
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
