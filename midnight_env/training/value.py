@@ -719,7 +719,8 @@ def train(args: Args, command: str | None = None,
     # steps are unbounded: 10**15), else env steps
     by_cpu = bool(args.max_cpu_seconds)
     if by_cpu:
-        bar = tqdm(total=round(args.max_cpu_seconds / 60, 2), initial=round((time.process_time() - cpu_start) / 60, 2), unit="CPU-min",
+        spent = (time.process_time() - cpu_start) / 60  # a resumed run's CPU time included
+        bar = tqdm(total=round(args.max_cpu_seconds / 60, 2), initial=round(spent, 2), unit="CPU-min",
                    disable=not args.progress, desc=f"value {args.variant} {N}p",
                    bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} CPU-min [{elapsed}<{remaining}{postfix}]")
     else:
