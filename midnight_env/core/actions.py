@@ -11,7 +11,8 @@ One ``Discrete(A)`` per board, shared by the engine mask, the envs and the recor
 Origins o: 0..S-1 gallery square o, S..S+R-1 room o-S (hidden_castle), S+R the cellar
 (hidden_castle: the player's guest on its highest step). S = 28 gallery squares, R rooms:
 ``midnight_party`` A = 28 + 40*12 + 1 = 509, ``hidden_castle`` A = 28 + 38*10 + 1 = 409.
-A walk's destination follows from the origin and the roll, so notation needs the roll.
+A walk's destination follows from the origin and the roll, so notation needs the roll. Actions
+are integers 0..A-1 and rolls 1, 2, 4, 5 (0: none); anything else is an :class:`ActionError`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from midnight_env.core.board import Board
+from midnight_env.core.dice import NUMBERS
 from midnight_env.core.rules import walk_target
 
 _MOVE = re.compile(r"^(g\d+|r\d+|cellar)>(g\d+|r\d+)$")
@@ -87,8 +91,20 @@ class ActionLayout:
         return "walk" if self.split_move(action)[1] == 0 else "enter a room"
 
     def check_index(self, action: int) -> None:
-        if not 0 <= int(action) < self.num_actions:
+        """ActionError unless ``action`` is an integer 0..A-1 (a float, a bool or a string is refused)."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ActionError(f"action {action!r} is not an action index: allowed are integers "
+                              f"0..{self.num_actions - 1}")
+        if not 0 <= action < self.num_actions:
             raise ActionError(f"action {action} is out of range: allowed are 0..{self.num_actions - 1}")
+
+    @staticmethod
+    def check_roll(roll: int) -> int:
+        """``roll`` as an int, or ActionError unless it is a number rolled (1, 2, 4, 5) or 0 (none)."""
+        if isinstance(roll, (bool, np.bool_)) or not isinstance(roll, (int, np.integer)) or roll not in (0, *NUMBERS):
+            raise ActionError(f"roll {roll!r} is not a number rolled: allowed are {', '.join(map(str, NUMBERS))}, "
+                              "or 0 for none")
+        return int(roll)
 
     def split_move(self, action: int) -> tuple[int, int]:
         """(origin, dest) of a move index."""
@@ -109,6 +125,7 @@ class ActionLayout:
 
     def to_notation(self, action: int, roll: int = 0) -> str:
         """Record notation of an action; a walk needs the roll being decided."""
+        roll = self.check_roll(roll)
         kind = self.kind(action)
         if kind == "place":
             return f"g{action}"
@@ -125,6 +142,7 @@ class ActionLayout:
 
     def describe(self, action: int, roll: int = 0) -> str:
         """Human words for an action (error messages, the play command)."""
+        roll = self.check_roll(roll)
         kind = self.kind(action)
         if kind == "place":
             return f"place a guest on gallery square {action}"
@@ -137,6 +155,7 @@ class ActionLayout:
 
     def from_notation(self, text: str, roll: int = 0) -> int:
         """Action index of a record notation (``g14``, ``g14>g18``, ``r2>r5``, ``cellar>g3``, ``pass``)."""
+        roll = self.check_roll(roll)
         s, r = self.num_squares, self.num_rooms
         if text == "pass":
             return self.pass_action

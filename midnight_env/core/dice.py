@@ -14,6 +14,8 @@ from collections.abc import Iterable
 import numpy as np
 from numba import njit
 
+from midnight_env.infra.seeds import check_seeds
+
 HUGO = 0  # the Hugo face as the engine writes it
 DIE_FACES = (1, 2, 4, 5, HUGO, HUGO)  # six equally likely faces
 NUMBERS = (1, 2, 4, 5)  # the faces a player moves by
@@ -79,8 +81,9 @@ def uniform_draws(rng, out):
 
 
 def agent_streams(seeds: Iterable[int], stream: int = 1) -> np.ndarray:
-    """Per-game uint64 random streams for agents, independent of the dice of the same seeds."""
-    seeds = np.asarray(list(seeds), dtype=np.int64)
+    """Per-game uint64 random streams for agents, independent of the dice of the same seeds.
+    Seeds as ``Engine.new_games`` takes them (``check_seeds``: ValueError naming the first bad one)."""
+    seeds = check_seeds(seeds if isinstance(seeds, np.ndarray) else list(seeds))
     out = np.empty(len(seeds), np.uint64)
     seed_streams(seeds * 7919 + 104729 * stream, out)
     return out

@@ -8,7 +8,8 @@
 A single game is a batch of one. Games are advanced in place; ``state.copy()`` is a cheap copy
 (search agents), and each game carries its own dice stream, so game *i* seeded *s* plays the
 same whatever batch it runs in. Dice are also explicit chance outcomes: ``chance_outcomes`` and
-``apply_roll(state, faces)`` let records and search agents inject rolls.
+``apply_roll(state, faces)`` let records and search agents inject rolls. A state built, loaded or
+edited by hand is checked where it enters (:meth:`Engine.check_state` says what is checked when).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from midnight_env.core import rules as K
 from midnight_env.core.actions import ActionError, ActionLayout
@@ -24,11 +26,56 @@ from midnight_env.core.config import CASTLE_START_POINTS, GameConfig, make_confi
 from midnight_env.core.dice import CHANCE_OUTCOMES, HUGO
 from midnight_env.core.random_choice import random_legal_choices
 from midnight_env.core.scoring import ranks, winners
-from midnight_env.core.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.core.state import (
+    MOVE,
+    PHASE_NAMES,
+    PLACE,
+    ROLL,
+    GameState,
+    StateError,
+    check_layout,
+    check_writable,
+    empty_state,
+    fault_message,
+    fits_checker,
+    kernel_fields,
+    layout_checker,
+    state_limits,
+    threaded_fits_checker,
+)
 from midnight_env.infra.seeds import check_seed, check_seeds
 from midnight_env.infra.threads import task_size, threaded
 
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
+
+
+def integer_values(values, what: str, allowed: str, error: type[ValueError] = ValueError) -> np.ndarray:
+    """``values`` as a numpy array of integers (any shape, not converted), or ``error`` naming the
+    dtype and the first values: a float, a bool or a string is refused, never rounded or cast
+    (an empty list, float64 to numpy, is an empty int64 array)."""
+    given = np.asarray(values)
+    if given.size == 0 and given.dtype.kind not in "iu":
+        return given.astype(np.int64)
+    if given.dtype.kind not in "iu":
+        raise error(f"{what} must be integers ({allowed}), got {given.dtype} "
+                    f"{given.reshape(-1)[:3].tolist()}{'...' if given.size > 3 else ''}")
+    return given
+
+
+@njit(cache=True)
+def _first_bad_action(phase, legal, actions, num_actions):
+    """(game, 0) of the first action out of range, else (game, 1) of the first one that is not
+    legal in its game (given where no decision is due, or not in ``legal``), else (-1, 0)."""
+    illegal = -1
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < -1 or a >= num_actions:
+            return i, 0
+        if a >= 0 and illegal < 0:
+            deciding = i < phase.shape[0] and (phase[i] == PLACE or phase[i] == MOVE)
+            if not (deciding and i < legal.shape[0] and a < legal.shape[1] and legal[i, a] == 1):
+                illegal = i
+    return (illegal, 1) if illegal >= 0 else (-1, 0)
 
 
 class Engine:
@@ -40,6 +87,7 @@ class Engine:
         self._kernel_rules = tuple(self.rules)  # for the kernels (see _run)
         self.layout = ActionLayout(self.config.board)
         self._no_actions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._limits = state_limits(self.rules)  # what a state of these rules holds (``check_state``)
 
     # -- description ------------------------------------------------------------------------
     @property
@@ -77,32 +125,39 @@ class Engine:
         r = self.rules
         b = len(seeds)
         s = empty_state(b, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-        self.reset_games(s, np.arange(b), seeds)
+        self._reset(s, np.arange(b), seeds)
         return s
 
     def reset_games(self, state: GameState, games, seeds) -> None:
         """Put games ``games`` of ``state`` back at set-up, seeded ``seeds`` (one per game), in
-        place: the same games as ``new_games(seeds)``, without building a new batch (restarts)."""
-        games = np.asarray(games, dtype=np.int64).reshape(-1)
+        place: the same games as ``new_games(seeds)``, without building a new batch (restarts).
+        Checks the state's dtypes and shapes (the games it resets are overwritten), the game
+        indices and the seeds as ``new_games`` does (ValueError naming the first bad one)."""
+        self._check_layout(state)  # the kernel writes every field of these games
         b = state.batch_size
-        if games.size and (games.min() < 0 or games.max() >= b):  # the kernel trusts its indices
-            bad = games[(games < 0) | (games >= b)][0]
-            raise ValueError(f"game index {bad} is out of range: allowed are 0..{b - 1}")
-        seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        games = integer_values(games, "game indices", f"0..{b - 1}").reshape(-1)
+        bad = (games < 0) | (games >= b)
+        if bad.any():  # the kernel trusts its indices
+            raise ValueError(f"game index {games[bad][0]} is out of range: allowed are 0..{b - 1}")
+        seeds = check_seeds(seeds)
         if seeds.shape != games.shape:
             raise ValueError(f"got {seeds.size} seeds for {games.size} games: give one seed per game")
+        self._reset(state, games.astype(np.int64), seeds)
+
+    def _reset(self, state: GameState, games: np.ndarray, seeds: np.ndarray) -> None:
         K.reset_games(tuple(state), self._kernel_rules, games, np.ascontiguousarray(seeds),
                       CASTLE_START_POINTS if self.rules.castle else 0)
 
     # -- advancing ---------------------------------------------------------------------------
-    def _run(self, state: GameState, actions, faces, auto_roll: bool, faces_out=None) -> None:
+    def _run(self, state: GameState, actions, faces, auto_roll: bool, faces_out=None, fields=None) -> None:
         b = state.batch_size
         no_actions, no_faces_out = self._scratch(b)
         # plain tuples: numba dispatches them several times faster than namedtuples
         if actions is not None and not isinstance(actions, np.ndarray):  # a list from a caller that skipped checks
             actions = np.asarray(actions, dtype=np.int64)
-        args = (tuple(state), self._kernel_rules, no_actions if actions is None else actions,
-                no_actions if faces is None else faces, auto_roll, no_faces_out if faces_out is None else faces_out)
+        args = (tuple(state) if fields is None else fields, self._kernel_rules,
+                no_actions if actions is None else actions, no_actions if faces is None else faces, auto_roll,
+                no_faces_out if faces_out is None else faces_out)
         if threaded(b):
             K.step_parallel(*args, task_size(b))
         else:
@@ -118,55 +173,162 @@ class Engine:
         """Apply one decision per deciding game (-1: none), then roll on until the next decision.
 
         Games at a ROLL (as left by :meth:`apply_action`) are rolled on too; finished games stay.
-        ``check=False`` skips :meth:`check_actions`: for callers whose actions are right by
-        construction (an agent's search on copies of legal positions), as an int64 array of one
+        ``check=False`` skips :meth:`check_actions` and the quick check of the state (see
+        :meth:`check_state`): for callers whose states and actions are right by construction
+        (the envs, an agent's search on copies of legal positions), as an int64 array of one
         action per game; a wrong action then plays a wrong game without a word.
         """
-        actions = self.check_actions(state, actions) if check else actions
-        self._run(state, actions, None, True)
+        if check:
+            fields = self._fields(state)
+            actions = self.check_actions(state, actions)
+        else:
+            fields = None
+        self._run(state, actions, None, True, fields=fields)
 
     def apply_action(self, state: GameState, actions, check: bool = True) -> None:
         """Apply decisions only; games stop at their next roll (a chance node) or decision.
         ``check``: as for :meth:`step`."""
-        actions = self.check_actions(state, actions) if check else actions
-        self._run(state, actions, None, False)
+        if check:
+            fields = self._fields(state)
+            actions = self.check_actions(state, actions)
+        else:
+            fields = None
+        self._run(state, actions, None, False, fields=fields)
 
-    def apply_roll(self, state: GameState, faces=None) -> np.ndarray:
-        """Resolve one roll in every game at ROLL: with the given faces (1, 2, 4, 5, HUGO=0; -1 to
-        skip a game) or, when ``faces`` is None, from each game's dice stream. Returns the faces
-        rolled (-1 for games that did not roll)."""
+    def apply_roll(self, state: GameState, faces=None, check: bool = True) -> np.ndarray:
+        """Resolve one roll in every game at ROLL: with the given faces (integers 1, 2, 4, 5, HUGO=0;
+        -1 to skip a game; one per game or one for all) or, when ``faces`` is None, from each
+        game's dice stream. Returns the faces rolled (-1 for games that did not roll). ``check``:
+        the quick check of the state, as for :meth:`step` (the faces are always checked)."""
+        fields = self._fields(state) if check else None
         b = state.batch_size
         if faces is None:
             faces = np.where(state.phase == ROLL, -2, -1).astype(np.int64)
         else:
-            faces = np.broadcast_to(np.asarray(faces, dtype=np.int64), (b,))
+            given = integer_values(faces, "die faces", "1, 2, 4, 5 or 0 for Hugo; -1 to skip a game")
+            if given.ndim > 1 or given.size not in (1, b):
+                raise ValueError(f"got die faces of shape {given.shape} for a batch of {b} games: give one per "
+                                 f"game, shape ({b},), or one for all")
+            faces = np.broadcast_to(given.reshape(-1), (b,))
             bad = ~np.isin(faces, (-1, 1, 2, 4, 5, HUGO))
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"die face {faces[j]} for game {j} is not a face: allowed are 1, 2, 4, 5, 0 (Hugo)")
-            faces = np.where(state.phase == ROLL, faces, -1)
+            faces = np.where(state.phase == ROLL, faces.astype(np.int64), -1)
         faces_out = np.full(b, -1, np.int8)
-        self._run(state, None, faces, False, faces_out)
+        self._run(state, None, faces, False, faces_out, fields=fields)
         return faces_out
 
-    def roll_on(self, state: GameState) -> None:
-        """Roll every game at ROLL on (dice streams) until a decision or the end."""
-        self._run(state, None, None, True)
+    def roll_on(self, state: GameState, check: bool = True) -> None:
+        """Roll every game at ROLL on (dice streams) until a decision or the end. ``check``: the
+        quick check of the state, as for :meth:`step`."""
+        self._run(state, None, None, True, fields=self._fields(state) if check else None)
 
     def refresh_legal(self, state: GameState) -> None:
-        """Recompute ``state.legal`` from the position (after building or editing a state by hand)."""
+        """Recompute ``state.legal`` from the position (after building or editing a state by hand),
+        once :meth:`check_state` found nothing wrong with the rest."""
+        self.check_state(state, legal=False)
+        check_writable(state)
         K.refresh_legal(tuple(state), self._kernel_rules)
 
     # -- checks and queries ------------------------------------------------------------------------
+    def check_state(self, state: GameState, legal: bool = True) -> None:
+        """StateError (a ValueError) naming the first field of ``state`` that no game of this engine
+        holds, the game and what is allowed (``state.player[0] is 99: allowed are seats 0..2``).
+
+        What: ``state`` is a GameState of numpy arrays of the engine's dtypes and shapes; every
+        value is in range: phase, the seats (player, first_roller, rooms, the placing order), the
+        roll (1, 2, 4 or 5 in phase move, else 0), Hugo's track, the clock (midnight_party: 0),
+        round and rounds_done (up to the rounds), rolls (up to max_turns), truncated (finished
+        games only), queue_pos and queue_len; the guests: every count 0..guests_per_player, each
+        player's guests on the gallery, in rooms, on the stairs and in supply add up to
+        guests_per_player (at most that once the game is over), in phase place the supply agrees
+        with the placing order and the player is the next in it; hidden_castle points are never
+        below 0; and with ``legal``, ``state.legal`` is the mask the position gives (see
+        :meth:`refresh_legal`) and every decision has a legal choice. The dice stream ``rng``
+        may hold anything.
+
+        When: a state the engine made and advanced is right by construction; a state from
+        elsewhere (built, loaded or edited by hand) is checked where it enters:
+
+        - ``check_state``: all of the above; call it on a state from outside before using it.
+        - ``refresh_legal``: all but ``legal``, which it recomputes.
+        - ``step``, ``apply_action``, ``apply_roll`` and ``roll_on`` (unless ``check=False``): a
+          quick check of what the compiled rules index with, in one pass over the batch: dtypes
+          and shapes, every range above, no count below 0 and at most players * guests guests on
+          a game's gallery and stairs; a state that fails it is then named by this full check.
+          Left to ``check_state`` there: each player's own guest count, the supply against the
+          placing order, hidden_castle points and ``legal`` (an edited mask plays a wrong game
+          without a word). ``check=False`` skips the quick check too, for callers whose states
+          are the engine's own (the envs, search agents).
+        - ``reset_games``: dtypes and shapes (the games it resets are overwritten).
+        """
+        check_layout(state, self._limits)
+        message = fault_message(state, self._limits)
+        if message is not None:
+            raise StateError(message)
+        if legal:
+            self._check_legal(state)
+
+    def _check_legal(self, state: GameState) -> None:
+        """StateError unless ``state.legal`` is the mask of each game's position, with a legal
+        choice at every decision (the rest of the state checked already)."""
+        fields = kernel_fields(state)
+        mask = np.zeros_like(fields[-1])
+        K.refresh_legal(fields[:-1] + (mask,), self._kernel_rules)
+        wrong = np.argwhere(state.legal != mask)
+        if len(wrong):
+            i, a = (int(x) for x in wrong[0])
+            try:
+                meaning = self.layout.describe(a, int(state.roll[i]))
+            except ActionError:
+                meaning = "not an action"
+            allowed = int(mask[i, a])
+            raise StateError(f"state.legal[{i}, {a}] is {int(state.legal[i, a])}: allowed is {allowed}, as action "
+                             f"{a} ({meaning}) is {'' if allowed else 'not '}legal in game {i}'s position "
+                             "(after editing a position, call Engine.refresh_legal)")
+        stuck = np.isin(state.phase, (PLACE, MOVE)) & ~mask.any(axis=1)
+        if stuck.any():
+            i = int(np.flatnonzero(stuck)[0])
+            phase, roll = int(state.phase[i]), int(state.roll[i])
+            raise StateError(f"game {i}: phase {PHASE_NAMES[phase]}, but player {int(state.player[i])} has no legal "
+                             f"choice{f' with roll {roll}' if phase == MOVE else ''}: allowed are decisions with a "
+                             "legal choice (a roll without a legal move is void: phase roll)")
+
+    def _check_layout(self, state: GameState) -> None:
+        """StateError unless ``state`` has the engine's dtypes and shapes and is writable (compiled
+        for the usual case; ``check_layout`` names what is wrong)."""
+        if isinstance(state, GameState):
+            try:
+                if layout_checker()(tuple(state), self._limits):
+                    return
+            except TypeError:  # not arrays of the engine's dtypes, dimensions and layout: the full check tells
+                pass
+        check_layout(state, self._limits)
+        check_writable(state)
+
+    def _fields(self, state: GameState) -> tuple:
+        """The fields of ``state`` for the kernels, once the quick check of :meth:`check_state`
+        passed (else the full check names what is wrong)."""
+        if isinstance(state, GameState):
+            fields = tuple(state)
+            try:
+                b = fields[0].shape[0]
+                if (threaded_fits_checker()(fields, self._limits, task_size(b)) if threaded(b)
+                        else fits_checker()(fields, self._limits)):
+                    return fields
+            except (TypeError, AttributeError, IndexError):  # not arrays of the engine's dtypes, dimensions and
+                pass  # layout (a read-only or a strided one): the full check tells
+        self.check_state(state, legal=False)
+        check_writable(state)
+        return tuple(state)  # strided arrays: the kernels take them too
+
     def check_actions(self, state: GameState, actions) -> np.ndarray:
         """Actions as an int64 array, or ActionError naming the first bad one: one integer per game
         of the batch (a float, a bool, a string or another shape is refused, never converted),
         each -1 (no action) or legal in its game."""
-        given = np.asarray(actions)
+        given = integer_values(actions, "actions", "one per game, -1 for none", ActionError)
         b = state.batch_size
-        if given.dtype.kind not in "iu":
-            raise ActionError(f"actions must be integers (one per game, -1 for none), got {given.dtype} "
-                              f"{given.reshape(-1)[:3].tolist()}{'...' if given.size > 3 else ''}")
         if given.shape != (b,):
             raise ActionError(f"got actions of shape {given.shape} for a batch of {b} games: give one per game, "
                               f"shape ({b},)")
@@ -175,17 +337,11 @@ class Engine:
             raise ActionError(f"game {j}: action {given[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
                               "or -1 for none")
         actions = given.astype(np.int64, copy=False)
-        bad_range = (actions < -1) | (actions >= self.num_actions)
-        if bad_range.any():
-            j = int(np.flatnonzero(bad_range)[0])
+        j, illegal = _first_bad_action(state.phase, state.legal, actions, self.num_actions)
+        if j >= 0 and not illegal:
             raise ActionError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
                               "or -1 for none")
-        deciding = (state.phase == PLACE) | (state.phase == MOVE)
-        given_one = actions >= 0
-        safe = np.where(given_one, actions, 0)
-        ok = ~given_one | (deciding & (state.legal[np.arange(b), safe] == 1))
-        if not ok.all():
-            j = int(np.flatnonzero(~ok)[0])
+        if j >= 0:
             raise ActionError(self.illegal_message(state, j, int(actions[j])))
         return actions
 
