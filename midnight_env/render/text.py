@@ -1,9 +1,20 @@
-"""The terminal board (:func:`render_ansi`): the gallery ring of :func:`ring_grid` drawn in
-characters, one cell per square, with the cellar stairs and the game's status inside the ring
-and the spooky points below it; 256-colour ANSI styles, or plain text."""
+"""The terminal boards: the gallery ring of :func:`ring_grid` drawn in characters, one cell per
+square; 256-colour ANSI styles, or plain text.
+
+- :func:`render_ansi`: the full board (at most 100 columns, 38 lines on the shipped boards), the
+  cellar stairs and the status inside the ring and the spooky points below it;
+- :func:`render_frame`: the same position as one screen of a terminal (at most 80 columns, 17
+  lines on the shipped boards): two lines a square, rooms marked on their door squares as
+  ``r5+`` (red) / ``r2-`` (green), the stairs, the points and a short legend inside the ring.
+  ``midnight render`` and ``midnight play`` draw it.
+
+:func:`use_color` says whether a terminal output should be coloured (a flag, NO_COLOR, a terminal).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 
 from midnight_env.core.board import GREEN, RED
@@ -228,4 +239,195 @@ def render_ansi(engine, state, i: int = 0, color: bool = True) -> str:
     return canvas.text(color)
 
 
-__all__ = ["HUGO_MARK", "KIND_WORDS", "render_ansi"]
+# -- one terminal screen -------------------------------------------------------------------------
+
+FRAME_COLUMNS = 80  # a terminal frame is at most this wide
+ROOM_SIGNS = ("", "+", "-")  # room kind on the frame: r4 plain, r8+ red (+1 point), r2- green (-3 points)
+_FRAME_CELL_W = 7  # characters inside a gallery square of the frame
+_PLACE_W = 5  # a stair place's column on the frame (4 characters and a gap)
+
+
+def use_color(flag: bool | None = None, stream=None) -> bool:
+    """Whether terminal output is coloured: ``flag`` (``--color`` / ``--no-color``) where given;
+    otherwise only when ``stream`` (stdout) is a terminal, NO_COLOR is unset or empty
+    (no-color.org) and TERM is not ``dumb``."""
+    if flag is not None:
+        return bool(flag)
+    stream = sys.stdout if stream is None else stream
+    try:
+        tty = stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):  # a closed or odd stream: no terminal
+        tty = False
+    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def room_label(board, q: int) -> str:
+    """Room ``q`` as the frame marks it on its door square: ``r<q>`` and ``+`` red / ``-`` green."""
+    return f"r{q}{ROOM_SIGNS[int(board.room_kind[q])]}"
+
+
+def _width(line: list[tuple[str, str]]) -> int:
+    return sum(len(t) for t, _ in line)
+
+
+def _stair_block(board, pos: Position) -> list[list[tuple[str, str]]]:
+    """The stairs as two lines: the places with their values, and under each Hugo or the
+    captured guests on it."""
+    head: list[tuple[str, str]] = [(f"{'steps' if pos.castle else 'landing':<8}", "1")]
+    below: list[tuple[str, str]] = [(" " * 8, "")]
+
+    def place(title: str, hugo: bool, counts, last: bool = False) -> None:
+        width = max(_PLACE_W - 1, len(title)) if last else _PLACE_W - 1
+        head.append((f"{title:<{width}}" + ("" if last else " "), ""))
+        pieces = [(HUGO_MARK, _HUGO_STYLE)] if hugo else []
+        room = width - (len(HUGO_MARK) + 1 if hugo else 0)
+        guests = _styled_guests(counts, room) if room > 0 and counts is not None and counts.sum() else []
+        if hugo and guests:
+            pieces.append((" ", ""))
+        used = _width(pieces + guests)
+        below.extend(pieces + guests + ([(" " * (width - used + (0 if last else 1)), "")] if used < width + 1 else []))
+
+    if board.hugo_start == "cellar_door":
+        place("door", pos.hugo_at_cellar_door, None)
+    for k, value in enumerate(board.stair_values):
+        last = k == len(board.stair_values) - 1 and board.overflow != "wine_cellar"
+        place(f"+{int(value)}" if pos.castle else f"{int(value)}", pos.hugo_place == k, pos.stairs[:, k], last)
+    if board.overflow == "wine_cellar":
+        place(f"wine {board.wine_cellar_value}", False, pos.stairs[:, -1], last=True)
+    return [head, below]
+
+
+def _points_block(pos: Position) -> list[list[tuple[str, str]]]:
+    """The points by seat, one column a seat (the deciding seat marked ``>``)."""
+    seats: list[tuple[str, str]] = [(f"{'seat':<9}", "1")]
+    for p in range(pos.num_players):
+        mark = ">" if pos.phase != OVER and p == pos.player else " "
+        seats += [(f"{mark:>3}", "1"), (SEAT_SYMBOLS[p], _seat_style(p))]
+    rows = [("spooky", pos.spooky), ("gallery", pos.gallery.sum(axis=1)),
+            ("rooms", [(pos.room == p).sum() for p in range(pos.num_players)]), ("stairs", pos.stairs.sum(axis=1)),
+            ("to place", pos.supply)]
+    lines = [seats]
+    for label, values in rows:
+        lines.append([(f"{label:<9}", "1" if label == "spooky" else "")]
+                     + [("".join(f"{int(v):>4}" for v in values), "1" if label == "spooky" else "")])
+    return lines
+
+
+def _note_items(pos: Position, board) -> list[list[tuple[str, str]]]:
+    """The status (round or clock, Hugo's speed, rolls, locked rooms), then the legend, as short
+    items, the most needed first."""
+    items = [[(f"clock {clock_text(pos)}" if pos.castle else f"round {pos.round} of {pos.rounds}", "")],
+             [(f"Hugo speed {pos.speed}", "")], [(f"{pos.rolls} rolls", _DIM)]]
+    if not pos.rooms_open:
+        items.append([("rooms locked", "1")])
+    for kind, words in ((RED, " red room: +1 point"), (GREEN, " green: -3 points, exact roll")):
+        rooms = [q for q in range(board.num_rooms) if int(board.room_kind[q]) == kind]
+        if rooms:
+            items.append([(room_label(board, rooms[0]), _KIND_STYLES[kind]), (words, "")])
+    items += [[("[0]", ""), (" seat 0 inside", "")], [("fewest spooky points win", _DIM)],
+              [(HUGO_MARK, _HUGO_STYLE), (" Hugo", "")], [(f"{board.arrow_square}>", _ARROW_STYLE), (" arrow", "")]]
+    return items
+
+
+def _pack(items: list[list[tuple[str, str]]], width: int, height: int) -> list[list[tuple[str, str]]]:
+    """Items in order, two spaces apart, into at most ``height`` lines of ``width`` characters;
+    an item that does not fit where it comes is left out."""
+    lines: list[list[tuple[str, str]]] = []
+    for item in items:
+        w = _width(item)
+        if w > width:
+            continue
+        if lines and _width(lines[-1]) + 2 + w <= width:
+            lines[-1] += [("  ", "")] + item
+        elif len(lines) < height:
+            lines.append(list(item))
+    return lines
+
+
+def _frame_cell(canvas: _TextCanvas, board, pos: Position, s: int, top: int, left: int, room_of: dict) -> None:
+    """Gallery square ``s``: its number and room on the first line, Hugo, the guests and the
+    room's occupant on the second."""
+    w = _FRAME_CELL_W
+    number = [(f"{s}>", _ARROW_STYLE)] if s == board.arrow_square else [(f"{s}", "")]
+    canvas.put_line(top, left, number)
+    occupant = ""
+    if s in room_of:
+        q = room_of[s]
+        label = room_label(board, q)
+        canvas.put(top, left + max(_width(number) + 1, w - len(label)), label, _KIND_STYLES[int(board.room_kind[q])])
+        seat = int(pos.room[q])
+        if seat >= 0:
+            occupant = SEAT_SYMBOLS[seat]
+            canvas.put_line(top + 1, left + w - 3, [("[", ""), (occupant, _seat_style(seat)), ("]", "")])
+    room = w - (3 if occupant else 0)
+    counts = pos.gallery[:, s]
+    hugo = s == pos.hugo_square
+    mark = HUGO_MARK if not counts.sum() or room - len(HUGO_MARK) - 1 >= 2 else "H"
+    pieces = [(mark, _HUGO_STYLE)] if hugo else []
+    space = room - (len(mark) + 1 if hugo else 0)
+    if counts.sum() and space > 0:
+        pieces += ([(" ", "")] if hugo else []) + _styled_guests(counts, space)
+    canvas.put_line(top + 1, left, pieces)
+
+
+def render_frame(engine, state, i: int = 0, color: bool = True) -> str:
+    """Game ``i`` as one terminal screen: at most 80 columns, 17 lines on the shipped boards
+    (a status line and the ring with the stairs, the points and a legend inside);
+    ``color=False`` gives plain text."""
+    pos = snapshot(engine, state, i)
+    board = engine.board
+    rows, cols, cells = ring_grid(board.num_squares)
+    pitch = _FRAME_CELL_W + 1
+    width = cols * pitch - 1
+    side = rows - 2
+    top_of = [1] + [4 + 2 * (r - 1) for r in range(1, rows - 1)] + [4 + 2 * side + (1 if side else 0)]
+    bottom_row = top_of[-1]
+    ring_h = bottom_row + 3
+    title = "Hidden Castle" if pos.castle else "Midnight Party"
+    players = f"{pos.num_players} player" + ("s" if pos.num_players > 1 else "")
+    turn_style = _seat_style(pos.player) if pos.phase != OVER else "1"
+    status = [[(f"{title}, {players}: ", "1"), (turn_text(pos), turn_style)]]
+    if _width(status[0]) > FRAME_COLUMNS - 1:
+        status = [[(part, "1")] for part in textwrap.wrap(f"{title}, {players}: {turn_text(pos)}", FRAME_COLUMNS - 1)]
+    canvas = _TextCanvas(max(width, FRAME_COLUMNS - 1), ring_h + len(status))
+    for k, line in enumerate(status):
+        canvas.put_line(k, 0, line)
+    y0 = len(status)
+    # rules: the rim above and below, and the inner edges of the top and bottom rows
+    rules = [0, 3, bottom_row - 1, bottom_row + 2] if side else [0, 3, bottom_row + 2]
+    for y in rules:
+        canvas.put(y0 + y, 0, "-" * width)
+        for c in range(cols - 1):
+            canvas.put(y0 + y, c * pitch + _FRAME_CELL_W, "+")
+    for r in range(rows):
+        for k in range(2):
+            y = y0 + top_of[r] + k
+            seps = range(cols - 1) if r in (0, rows - 1) else (0, cols - 2)
+            for c in seps:
+                canvas.put(y, c * pitch + _FRAME_CELL_W, "|")
+    room_of = {int(d): q for q, d in enumerate(board.door_square)}
+    for s, (r, c, _) in enumerate(cells):
+        _frame_cell(canvas, board, pos, s, y0 + top_of[r], c * pitch, room_of)
+
+    stairs, points = _stair_block(board, pos), _points_block(pos)
+    inner_left, inner_w, inner_h = pitch + 1, (cols - 2) * pitch - 3, 2 * side
+    stairs_w = max(_width(line) for line in stairs)
+    points_w = max(_width(line) for line in points)
+    if inner_w >= max(stairs_w, points_w + 16) and inner_h >= len(stairs) + len(points):
+        row = y0 + 4
+        for line in stairs + points:
+            canvas.put_line(row, inner_left, line)
+            row += 1
+        notes = _pack(_note_items(pos, board), inner_w - points_w - 3, len(points))
+        for k, line in enumerate(notes):
+            canvas.put_line(y0 + 4 + len(stairs) + k, inner_left + points_w + 3, line)
+    else:  # a ring too small to hold them: below it
+        row = y0 + ring_h
+        for line in stairs + points + _pack(_note_items(pos, board), FRAME_COLUMNS - 1, 3):
+            canvas.put_line(row, 0, line)
+            row += 1
+    return canvas.text(color)
+
+
+__all__ = ["FRAME_COLUMNS", "HUGO_MARK", "KIND_WORDS", "ROOM_SIGNS", "render_ansi", "render_frame", "room_label",
+           "use_color"]
