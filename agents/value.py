@@ -42,34 +42,38 @@ def relative_points(engine: Engine, state: GameState, seats: np.ndarray) -> np.n
     return state.spooky[np.arange(state.batch_size)[:, None], order].astype(np.float64)
 
 
-def expected_final_points(engine: Engine, state: GameState, seats: np.ndarray, model: ValueModel) -> np.ndarray:
-    """(B, N) expected final points of every game of ``state`` seen by ``seats[j]`` (relative order)."""
+def expected_final_points(engine: Engine, state: GameState, seats: np.ndarray, model: ValueModel,
+                          placement: ValueModel | None = None) -> np.ndarray:
+    """(B, N) expected final points of every game of ``state`` seen by ``seats[j]`` (relative order).
+    With ``placement``, the positions of the opening placement (no die rolled yet) are judged by
+    that network instead (``value:placement=FILE``, RESEARCH.md "Placement values")."""
     seats = np.broadcast_to(np.asarray(seats, np.int64), (state.batch_size,))
     final = relative_points(engine, state, seats)
-    live = np.flatnonzero(state.phase != OVER)
-    if len(live):
-        obs = encode_observations(engine, state, live, seats[live])
-        final[live] += model.points_to_come(obs)
+    live = state.phase != OVER
+    opening = live & (state.rolls == 0) if placement is not None else np.zeros_like(live)
+    for rows, judge in ((np.flatnonzero(live & ~opening), model), (np.flatnonzero(opening), placement)):
+        if len(rows):
+            final[rows] += judge.points_to_come(encode_observations(engine, state, rows, seats[rows]))
     return final
 
 
 def afterstate_values(engine: Engine, state: GameState, who: np.ndarray, model: ValueModel,
-                      others: float = 1.0) -> np.ndarray:
+                      others: float = 1.0, placement: ValueModel | None = None) -> np.ndarray:
     """Value of every game of ``state`` for seat ``who[j]``: ``others`` times the others' mean
     expected final points minus its own (higher is better)."""
-    final = expected_final_points(engine, state, who, model)
+    final = expected_final_points(engine, state, who, model, placement)
     if engine.num_players == 1:
         return -final[:, 0]
     return others * final[:, 1:].mean(axis=1) - final[:, 0]
 
 
 def best_afterstates(engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray, model: ValueModel,
-                     others: float = 1.0) -> np.ndarray:
+                     others: float = 1.0, placement: ValueModel | None = None) -> np.ndarray:
     """The choice of each of ``state``'s games ``games`` (at PLACE or MOVE) whose afterstate the
     network values most for the deciding player; ties broken by ``draws``."""
     children = expand(engine, state, games)
     who = state.player[games][children.parent].astype(np.int64)
-    values = afterstate_values(engine, children.state, who, model, others)
+    values = afterstate_values(engine, children.state, who, model, others, placement)
     return children.action[pick_best(values, children.start, draws)]
 
 
@@ -88,11 +92,14 @@ class ValueAgent(SearchAgent):
                    "plays the legal choice whose afterstate it values most (budget=0) or searches like `search` "
                    "with the network judging the leaves and playing the others (budget=N positions, turns=T as "
                    "`search`'s; others=W weighs the others' points, by default as the model file says, else 1; "
-                   "opponent=AGENT: the others in the search played by that agent, a best response's model of it)")
+                   "opponent=AGENT: the others in the search played by that agent, a best response's model of it; "
+                   "placement=FILE.npz: another network judges the opening placement's positions, placement=shipped "
+                   "the one shipped for a champion)")
     plays = "the set-up of its model file (value:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None,
-                 others: float | None = None, model: ValueModel | None = None, opponent: str | Agent | None = None):
+                 others: float | None = None, model: ValueModel | None = None, opponent: str | Agent | None = None,
+                 placement: str | Path | ValueModel | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
         if budget < 0:
@@ -117,6 +124,18 @@ class ValueAgent(SearchAgent):
             raise ValueError("value option opponent= models the others inside the search: allowed only with "
                              "budget=N above 0")
         self.opponent = opponent
+        if isinstance(placement, str) and placement == "shipped":  # the set-up's shipped placement network
+            shipped = PLACEMENT_DIR / f"{self.model.name}.npz"
+            if not shipped.exists():
+                raise ModelError(f"value option placement=shipped: no placement network is shipped for "
+                                 f"{self.model.name}: allowed are {', '.join(shipped_placements()) or 'none'}, "
+                                 "or placement=FILE.npz")
+            placement = shipped
+        self.placement = load_value_model(placement) if isinstance(placement, (str, Path)) else placement
+        if self.placement is not None and (self.placement.meta.get("observation_layout")
+                                           != self.model.meta.get("observation_layout")):
+            raise ModelError(f"value option placement={placement!s}: its network reads another observation than "
+                             f"{self.model.name}'s: allowed is a network of the same set-up")
 
     def act(self, decisions: Decisions) -> np.ndarray:
         self.model.check_engine(decisions.engine)
@@ -136,7 +155,7 @@ class ValueAgent(SearchAgent):
         return self.others
 
     def judge(self, engine: Engine, state: GameState, who: np.ndarray) -> np.ndarray:
-        return afterstate_values(engine, state, who, self.model, self.others)
+        return afterstate_values(engine, state, who, self.model, self.others, self.placement)
 
     def reply(self, engine: Engine, state: GameState, games: np.ndarray) -> None:
         sub = state.take(games)
@@ -153,12 +172,21 @@ class ValueAgent(SearchAgent):
             state.put(games, sub)
             return
         actions = best_afterstates(engine, sub, np.arange(len(games)), np.zeros(len(games)), self.model,
-                                   self.others)
+                                   self.others, self.placement)
         engine.apply_action(sub, actions, check=False)
         state.put(games, sub)
 
     def choose(self, engine: Engine, state: GameState, games: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        return best_afterstates(engine, state, games, draws, self.model, self.others)
+        return best_afterstates(engine, state, games, draws, self.model, self.others, self.placement)
+
+
+# placement networks (experiments/placement_values.py): a champion's opening judged off its own path
+PLACEMENT_DIR = Path(__file__).resolve().parent / "models" / "placement"
+
+
+def shipped_placements() -> list[str]:
+    """The champions a placement network is shipped for (``value-...:placement=shipped``)."""
+    return sorted(p.stem for p in PLACEMENT_DIR.glob("*.npz"))
 
 
 _OPPONENT_SALT = np.uint64(0x6F70706F6E656E74)  # "opponent": its streams differ from the dice's
@@ -182,8 +210,8 @@ def shipped_description(meta: dict) -> str:
 
 def shipped_factory(stem: Path):
     def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float | None = None,
-                opponent: str | None = None) -> ValueAgent:
-        return ValueAgent(stem, budget=budget, turns=turns, others=others, opponent=opponent)
+                opponent: str | None = None, placement: str | None = None) -> ValueAgent:
+        return ValueAgent(stem, budget=budget, turns=turns, others=others, opponent=opponent, placement=placement)
 
     return factory
 

@@ -14,8 +14,9 @@ values each legal choice for the deciding seat:
   (:meth:`midnight_agents.search.SearchAgent.action_values`).
 
 Without a choice the strongest available is taken: ``optimal`` where a solution of the set-up is
-saved, else the set-up's shipped champion inside its search (``value-<variant>-<N>p:budget=1500``)
-where one is shipped and fits, else ``search``.
+saved, else the set-up's shipped champion inside its search (``value-<variant>-<N>p:budget=1500``,
+with ``placement=shipped`` where a placement network of the set-up is shipped: the opening's
+positions judged by it) where one is shipped and fits, else ``search``.
 
 Every value is in the units the choosers maximise: the deciding seat's expected final **margin**
 in spooky points, the other players' mean final points minus its own (alone against Hugo: minus its
@@ -210,9 +211,15 @@ def evaluator_for(engine: Engine, spec: str | None = None, folder: str | Path | 
             pass
         champion = champion_name(engine)
         if champion is not None:
-            return agent_evaluator(engine, f"{champion}:budget={CHAMPION_BUDGET}",
+            spec, placement = f"{champion}:budget={CHAMPION_BUDGET}", ""
+            try:  # its placement network judges the opening where one is shipped (RESEARCH.md, "Placement values")
+                make_agent(f"{spec},placement=shipped")
+                spec, placement = f"{spec},placement=shipped", ", the opening judged by its placement network"
+            except ValueError:
+                pass
+            return agent_evaluator(engine, spec,
                                    f"the set-up's shipped champion inside its search ({CHAMPION_BUDGET} positions "
-                                   "a decision); no saved solution of the set-up")
+                                   f"a decision{placement}); no saved solution of the set-up")
         return agent_evaluator(engine, "search", "the expectimax search with the expert's evaluation; no saved "
                                                  "solution nor shipped champion of the set-up")
     spec = str(spec).strip()

@@ -1,0 +1,352 @@
+"""Placement values that hold off the champion's own path (issue 41, item 1).
+
+Why `midnight analyze` was not self-consistent at real size: the champions' networks are fitted on
+their own play (self-play and a league of their snapshots), so they value well the placements they
+make themselves and badly the ones they never make. In a two-player game no die is rolled between
+two placements, so seat A's value of its chosen placement must equal minus seat B's best value at
+the next placement. On the champion's own games the sum is small (+0.45 points on average in
+midnight_party); on `expert` games, whose placements the champion never makes, it is +3.80.
+
+The mend: a **placement network**, fitted to the positions of the opening placement reached by many
+placement policies (uniformly random, `expert`, `placer`, `green_hunter`, the champion itself), each
+game handed to the champion after a random number of placements, and valued by how the champion
+then plays them out (Monte Carlo returns: the points every player books). It starts from the
+champion's weights. `value-...:placement=FILE` judges the opening's positions with it.
+
+    python experiments/placement_values.py fit --variant midnight_party --games 40000 --out runs/placement-mp2
+    python experiments/placement_values.py check --variant midnight_party --placement runs/placement-mp2/model.npz
+
+``fit`` writes ``model.npz/.json`` and ``fit.json`` (losses); ``check`` prints the two-player
+placement sums on ``expert`` games (the issue's measure) with and without the placement network, and
+each network's error against the truth that needs no network: paired rollouts of the champion from
+sampled placement positions (every legal choice, ``--rollouts`` games each, 95 % intervals).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from midnight_agents.model import VALUE_FORMAT, save_model
+from midnight_agents.value import ValueAgent, afterstate_values
+from midnight_env.arena.agent import Decisions
+from midnight_env.arena.registry import make_agent
+from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import Engine
+from midnight_env.core.observation import encode_observations
+from midnight_env.core.state import MOVE, OVER, PLACE
+
+MIXERS = ("random", "expert", "placer", "green_hunter", "CHAMPION")
+
+
+def champion_name(variant: str, players: int) -> str:
+    return f"value-{variant}-{players}p"
+
+
+def opening_games(engine: Engine, champion, mixers: list, seeds: np.ndarray, rng: np.random.Generator):
+    """Play ``seeds``' games: the opening placement's first ``switch[g]`` placements by mixer
+    ``placer[g]``, the rest of the game by ``champion``. Returns the afterstates of the opening
+    placements from which the champion plays on (observations seen by the placer, float16), the
+    placer's seat and game of each row, and the final points (B, N)."""
+    state = engine.new_games(seeds)
+    streams = agent_streams(seeds)
+    b = len(seeds)
+    total = engine.num_players * engine.rules.guests_per_player if hasattr(engine.rules, "guests_per_player") \
+        else int(state.queue_len.max())
+    switch = rng.integers(0, total + 1, b)
+    placer = rng.integers(0, len(mixers), b)
+    obs, games, seats = [], [], []
+    while True:
+        deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
+        if not len(deciding):
+            break
+        actions = np.full(b, -1, np.int64)
+        opening = deciding[(state.phase[deciding] == PLACE) & (state.rolls[deciding] == 0)]
+        placed = state.queue_pos.astype(np.int64)
+        mixed = opening[placed[opening] < switch[opening]]
+        for m in np.unique(placer[mixed]):
+            group = mixed[placer[mixed] == m]
+            actions[group] = mixers[m].act(Decisions(engine, state, group, streams, seeds))
+        rest = np.setdiff1d(deciding, mixed)
+        if len(rest):
+            actions[rest] = champion.act(Decisions(engine, state, rest, streams, seeds))
+        kept = opening[placed[opening] + 1 >= switch[opening]]  # afterstates the champion plays on from
+        movers = state.player[kept].astype(np.int64)
+        engine.apply_action(state, actions, check=False)
+        if len(kept):
+            obs.append(encode_observations(engine, state, kept, movers).astype(np.float16))
+            games.append(kept)
+            seats.append(movers)
+        engine.roll_on(state)
+    obs = np.concatenate(obs)
+    games = np.concatenate(games)
+    seats = np.concatenate(seats)
+    return obs, games, seats, state.spooky.astype(np.float64)
+
+
+def relative(points: np.ndarray, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """(M, N) final points of row m's game, its placer first, then clockwise."""
+    n = points.shape[1]
+    order = (seats[:, None] + np.arange(n)[None, :]) % n
+    return points[games[:, None], order]
+
+
+def fit(args) -> None:
+    import torch
+
+    from midnight_env.training.value import Network, fit_values, widen_into
+
+    torch.set_num_threads(1)
+    engine = Engine(args.variant, args.players)
+    name = champion_name(args.variant, args.players)
+    champion = make_agent(name)
+    mixers = [champion if m == "CHAMPION" else make_agent(m) for m in MIXERS]
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    xs, ys = [], []
+    for lo in range(0, args.games, args.batch):
+        seeds = np.arange(args.seed * 10**9 + lo, args.seed * 10**9 + min(lo + args.batch, args.games))
+        obs, games, seats, points = opening_games(engine, champion, mixers, seeds, rng)
+        xs.append(obs)
+        ys.append(relative(points, games, seats))
+        print(f"played {min(lo + args.batch, args.games)} games, {sum(len(x) for x in xs)} positions, "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
+    played = time.perf_counter() - start
+    model = champion.model
+    scale = model.points_scale
+    x = torch.from_numpy(np.concatenate(xs))
+    y = torch.from_numpy((np.concatenate(ys) / scale).astype(np.float32))
+    hold = np.zeros(len(x), bool)
+    hold[rng.permutation(len(x))[: len(x) // 10]] = True  # a tenth held out: the fit's honest loss
+    hold = torch.from_numpy(hold)
+    source = Path(model.source)
+    arrays = dict(np.load(source.with_suffix(".npz")))
+    hidden = [arrays[f"value.{k}.weight"].shape[0] for k in range(len(arrays) // 2 - 1)]
+    net = Network(x.shape[1], engine.num_players, hidden)
+    widen_into(net, arrays, str(source), hidden)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    def held_loss() -> float:
+        with torch.no_grad():
+            return float(((net(x[hold].float()) - y[hold]) ** 2).mean()) * scale**2
+
+    losses = [{"epoch": 0, "held_out_mse_points2": held_loss()}]
+    for epoch in range(1, args.epochs + 1):
+        train_loss = fit_values(net, optimizer, x[~hold], y[~hold], 1, args.minibatch, gen)
+        losses.append({"epoch": epoch, "train_mse_points2": train_loss * scale**2,
+                       "held_out_mse_points2": held_loss()})
+        print(losses[-1], flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {**model.meta, "format": VALUE_FORMAT,
+            "training": {"algorithm": "placement_values", "champion": name, "games": args.games,
+                         "positions": len(x), "mixers": list(MIXERS), "epochs": args.epochs, "lr": args.lr,
+                         "seed": args.seed, "play_seconds": round(played, 1),
+                         "wall_minutes": round((time.perf_counter() - start) / 60, 1),
+                         "command": "python experiments/placement_values.py fit " + " ".join(
+                             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "command")}}
+    meta.pop("play", None) if False else None
+    save_model(out / "model.npz", net.weights(), meta)
+    (out / "fit.json").write_text(json.dumps(losses, indent=1))
+    print(f"written {out / 'model.npz'}")
+
+
+def placement_sums(engine: Engine, evaluator: ValueAgent, games: int, seed: int) -> np.ndarray:
+    """The issue's measure on ``expert`` games: at every pair of successive opening placements of
+    the two seats, the value of the first seat's chosen placement plus the second's best value."""
+    expert = make_agent("expert")
+    state = engine.new_games(np.arange(seed, seed + games))
+    streams = agent_streams(np.arange(seed, seed + games))
+    seeds = np.arange(seed, seed + games)
+    sums = []
+    previous = None
+    while (state.phase == PLACE).all() and (state.rolls == 0).all():
+        everyone = np.arange(games)
+        who = state.player.astype(np.int64)
+        values = evaluator.judged_afterstates(engine, state, everyone)
+        best = np.nanmax(values, axis=1)
+        if previous is not None:
+            sums.append(previous + best)
+        actions = expert.act(Decisions(engine, state, everyone, streams, seeds))
+        previous = values[everyone, actions]
+        del who
+        engine.apply_action(state, actions, check=False)
+    return np.concatenate(sums) if sums else np.zeros(0)
+
+
+def check(args) -> None:
+    engine = Engine(args.variant, args.players)
+    name = champion_name(args.variant, args.players)
+    plain = make_agent(name)
+    mended = make_agent(f"{name}:placement={args.placement}") if args.placement else None
+    for label, evaluator in (("champion network", plain), ("with placement network", mended)):
+        if evaluator is None:
+            continue
+        s = placement_sums(engine, evaluator, args.games, args.seed)
+        half = 1.96 * s.std(ddof=1) / np.sqrt(len(s))
+        print(f"{label:<24} placement sum on expert games: mean {s.mean():+.2f} ± {half:.2f}, "
+              f"mean |sum| {np.abs(s).mean():.2f}, max |sum| {np.abs(s).max():.2f} ({len(s)} pairs, "
+              f"{args.games} games)")
+    _ = afterstate_values, OVER
+
+
+def champion_decisions(engine: Engine, champion, games: int, seed: int) -> list[tuple[str, object]]:
+    """Every decision with two choices or more of ``games`` champion self-play games, each with its
+    phase: ``placement`` (the opening, no die rolled yet), else ``early``, ``middle`` or ``late`` by
+    the share of the game's rolls made before it (thirds)."""
+    seeds = np.arange(seed, seed + games)
+    state = engine.new_games(seeds)
+    streams = agent_streams(seeds)
+    taken = []
+    while True:
+        deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
+        if not len(deciding):
+            break
+        choices = state.legal[deciding].sum(axis=1)
+        for g in deciding[choices >= 2]:
+            taken.append((int(g), state.take([g])))
+        actions = np.full(games, -1, np.int64)
+        actions[deciding] = champion.act(Decisions(engine, state, deciding, streams, seeds))
+        engine.step(state, actions)
+    length = state.rolls.astype(np.float64)
+    out = []
+    for g, position in taken:
+        if position.rolls[0] == 0 and position.phase[0] == PLACE:
+            phase = "placement"
+        else:
+            phase = ("early", "middle", "late")[min(2, int(3 * position.rolls[0] / max(length[g], 1)))]
+        out.append((phase, position))
+    return out
+
+
+def rollout_values(engine: Engine, champion, position, rollouts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each legal choice of ``position`` (one game at a decision) valued by ``rollouts`` games of the
+    champion from its afterstate, for the deciding seat: the others' mean final points minus its
+    own. The choices share their dice (rollout k of every choice rolls the same numbers), so their
+    differences are measured closely. Returns (A,) means (NaN where illegal) and their 95 % half-widths."""
+    from midnight_env.core.dice import seed_streams
+
+    legal = np.flatnonzero(position.legal[0])
+    who = int(position.player[0])
+    n = engine.num_players
+    batch = position.take(np.zeros(len(legal) * rollouts, np.int64))
+    seeds = seed + np.tile(np.arange(rollouts), len(legal))  # the same dice for every choice
+    seed_streams(seeds.astype(np.int64), batch.rng)
+    streams = agent_streams(seeds)
+    engine.apply_action(batch, np.repeat(legal, rollouts), check=False)
+    engine.roll_on(batch)
+    while True:
+        deciding = np.flatnonzero((batch.phase == PLACE) | (batch.phase == MOVE))
+        if not len(deciding):
+            break
+        actions = np.full(batch.batch_size, -1, np.int64)
+        actions[deciding] = champion.act(Decisions(engine, batch, deciding, streams, seeds))
+        engine.step(batch, actions)
+    points = batch.spooky.astype(np.float64)
+    others = (points.sum(axis=1) - points[:, who]) / max(n - 1, 1)
+    margin = (others - points[:, who]).reshape(len(legal), rollouts)
+    means = np.full(position.legal.shape[1], np.nan)
+    halves = np.full(position.legal.shape[1], np.nan)
+    means[legal] = margin.mean(axis=1)
+    halves[legal] = 1.96 * margin.std(axis=1, ddof=1) / np.sqrt(rollouts)
+    return means, halves
+
+
+def truth(args) -> None:
+    """The evaluators against rollouts of the champion, per phase: bias and mean absolute error of
+    every legal choice's value, and of its value relative to the position's mean choice (what a
+    choice is judged by), with the rollouts' own error."""
+    engine = Engine(args.variant, args.players)
+    name = champion_name(args.variant, args.players)
+    champion = make_agent(name)
+    evaluators = {"one ply": champion}
+    if args.placement:
+        evaluators["one ply + placement network"] = make_agent(f"{name}:placement={args.placement}")
+    if args.budget:
+        evaluators[f"search budget={args.budget}"] = make_agent(f"{name}:budget={args.budget}")
+        if args.placement:
+            evaluators[f"search budget={args.budget} + placement network"] = make_agent(
+                f"{name}:budget={args.budget},placement={args.placement}")
+    rng = np.random.default_rng(args.seed)
+    positions = champion_decisions(engine, champion, args.source_games, 7 * 10**8 + args.seed)
+    start = time.perf_counter()
+    rows = []
+    for phase in ("placement", "early", "middle", "late"):
+        pool = [p for ph, p in positions if ph == phase]
+        for i in rng.permutation(len(pool))[: args.positions]:
+            position = pool[i]
+            q, half = rollout_values(engine, champion, position, args.rollouts, 9 * 10**8 + len(rows) * 10**4)
+            legal = ~np.isnan(q)
+            row = {"phase": phase, "choices": int(legal.sum()), "truth_half_width": float(np.nanmean(half)),
+                   "truth_variance": ((half[legal] / 1.96) ** 2).tolist()}
+            for label, evaluator in evaluators.items():
+                streams = agent_streams(np.zeros(1, np.int64))
+                v = np.asarray(evaluator.action_values(Decisions(engine, position, np.zeros(1, np.int64), streams,
+                                                                 np.zeros(1, np.int64))), np.float64)[0]
+                row[label] = {"error": (v[legal] - q[legal]).tolist(),
+                              "relative_error": ((v[legal] - v[legal].mean()) - (q[legal] - q[legal].mean())).tolist()}
+            rows.append(row)
+        print(f"{phase}: {min(len(pool), args.positions)} positions, {time.perf_counter() - start:.0f} s", flush=True)
+    summary = {}
+    print(f"{'evaluator':<40}{'phase':<10}{'bias ± 95%':>13}{'RMSE':>8}{'rel. MAE':>10}  (truth's own ± 95 %; RMSE "
+          "without the rollouts' noise; rel.: each choice against the position's mean choice, noise included)")
+    for label in evaluators:
+        for phase in ("placement", "early", "middle", "late", "all"):
+            sel = [r for r in rows if phase in ("all", r["phase"])]
+            err = np.concatenate([r[label]["error"] for r in sel])
+            rel = np.concatenate([r[label]["relative_error"] for r in sel])
+            half = float(np.mean([r["truth_half_width"] for r in sel]))
+            noise = float(np.mean(np.concatenate([r["truth_variance"] for r in sel])))
+            # the rollouts' own noise taken out of the mean squared error: the evaluator's error alone
+            rmse = float(np.sqrt(max(np.mean(err**2) - noise, 0.0)))
+            bias_half = 1.96 * err.std(ddof=1) / np.sqrt(len(err)) if len(err) > 1 else float("nan")
+            summary[f"{label}/{phase}"] = {"bias": float(err.mean()), "bias_half_width": float(bias_half),
+                                           "rmse_without_noise": rmse, "mae": float(np.abs(err).mean()),
+                                           "relative_mae": float(np.abs(rel).mean()), "choices": len(err),
+                                           "positions": len(sel), "truth_half_width": half}
+            print(f"{label:<40}{phase:<10}{err.mean():>+7.2f}±{bias_half:<5.2f}{rmse:>8.2f}{np.abs(rel).mean():>10.2f}"
+                  f"  (± {half:.2f}, {len(sel)} positions, {len(err)} choices)")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"args": vars(args), "summary": summary, "rows": rows}, indent=1))
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("--variant", default="midnight_party")
+    f.add_argument("--players", type=int, default=2)
+    f.add_argument("--games", type=int, default=40000)
+    f.add_argument("--batch", type=int, default=2000)
+    f.add_argument("--epochs", type=int, default=6)
+    f.add_argument("--lr", type=float, default=1e-4)
+    f.add_argument("--minibatch", type=int, default=1024)
+    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--out", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("--variant", default="midnight_party")
+    c.add_argument("--players", type=int, default=2)
+    c.add_argument("--placement", default=None)
+    c.add_argument("--games", type=int, default=200)
+    c.add_argument("--seed", type=int, default=11)
+    t = sub.add_parser("truth")
+    t.add_argument("--variant", default="midnight_party")
+    t.add_argument("--players", type=int, default=2)
+    t.add_argument("--placement", default=None)
+    t.add_argument("--budget", type=int, default=0, help="also the champion's search with this budget")
+    t.add_argument("--positions", type=int, default=30, help="positions per phase")
+    t.add_argument("--rollouts", type=int, default=100, help="rollouts per legal choice")
+    t.add_argument("--source-games", type=int, default=40)
+    t.add_argument("--seed", type=int, default=3)
+    t.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    {"fit": fit, "check": check, "truth": truth}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
