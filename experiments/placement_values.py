@@ -51,7 +51,8 @@ def opening_games(engine: Engine, champion, mixers: list, seeds: np.ndarray, rng
     """Play ``seeds``' games: the opening placement's first ``switch[g]`` placements by mixer
     ``placer[g]``, the rest of the game by ``champion``. Returns the afterstates of the opening
     placements from which the champion plays on (observations seen by the placer, float16), the
-    placer's seat and game of each row, and the final points (B, N)."""
+    placer's seat and game of each row, the final points (B, N) and the points booked at each row
+    (M, N) by seat (hidden_castle's players start with some)."""
     state = engine.new_games(seeds)
     streams = agent_streams(seeds)
     b = len(seeds)
@@ -59,7 +60,7 @@ def opening_games(engine: Engine, champion, mixers: list, seeds: np.ndarray, rng
         else int(state.queue_len.max())
     switch = rng.integers(0, total + 1, b)
     placer = rng.integers(0, len(mixers), b)
-    obs, games, seats = [], [], []
+    obs, games, seats, booked = [], [], [], []
     while True:
         deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
         if not len(deciding):
@@ -81,11 +82,12 @@ def opening_games(engine: Engine, champion, mixers: list, seeds: np.ndarray, rng
             obs.append(encode_observations(engine, state, kept, movers).astype(np.float16))
             games.append(kept)
             seats.append(movers)
+            booked.append(state.spooky[kept].astype(np.float64))  # hidden_castle's starting points
         engine.roll_on(state)
     obs = np.concatenate(obs)
     games = np.concatenate(games)
     seats = np.concatenate(seats)
-    return obs, games, seats, state.spooky.astype(np.float64)
+    return obs, games, seats, state.spooky.astype(np.float64), np.concatenate(booked)
 
 
 def relative(points: np.ndarray, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -110,9 +112,10 @@ def fit(args) -> None:
     xs, ys = [], []
     for lo in range(0, args.games, args.batch):
         seeds = np.arange(args.seed * 10**9 + lo, args.seed * 10**9 + min(lo + args.batch, args.games))
-        obs, games, seats, points = opening_games(engine, champion, mixers, seeds, rng)
+        obs, games, seats, points, booked = opening_games(engine, champion, mixers, seeds, rng)
         xs.append(obs)
-        ys.append(relative(points, games, seats))
+        # the network predicts the points still to come: the final ones less those booked already
+        ys.append(relative(points, games, seats) - relative(booked, np.arange(len(games)), seats))
         print(f"played {min(lo + args.batch, args.games)} games, {sum(len(x) for x in xs)} positions, "
               f"{time.perf_counter() - start:.0f} s", flush=True)
     played = time.perf_counter() - start

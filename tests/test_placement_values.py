@@ -76,8 +76,9 @@ def test_the_opening_games_hand_over_to_the_champion_and_keep_only_what_it_plays
     engine = Engine("midnight_party", 2)
     champion = make_agent("value-midnight_party-2p")
     mixers = [make_agent("random")]
-    obs, games, seats, points = script.opening_games(engine, champion, mixers, np.arange(6),
-                                                     np.random.default_rng(0))
+    obs, games, seats, points, booked = script.opening_games(engine, champion, mixers, np.arange(6),
+                                                             np.random.default_rng(0))
+    assert booked.shape == (obs.shape[0], 2) and (booked == 0).all()  # midnight_party starts at 0
     assert obs.shape[0] == games.shape[0] == seats.shape[0] and obs.shape[0] > 0
     assert points.shape == (6, 2) and (points >= 0).all()
     targets = script.relative(points, games, seats)  # the placer's final points first
