@@ -95,3 +95,13 @@ def test_rollout_values_share_their_dice_across_choices():
     assert np.isfinite(means[legal]).all() and np.isnan(means[~legal]).all() and (halves[legal] >= 0).all()
     again, _ = script.rollout_values(engine, champion, position, 8, seed=11)
     np.testing.assert_array_equal(means, again)  # a seed fixes the rollouts
+
+
+def test_analyze_judges_the_opening_by_the_placement_network_and_says_how_accurate_it_is(tmp_path):
+    from midnight_env.analysis.judge import evaluator_for
+
+    two = evaluator_for(Engine("midnight_party", 2))
+    assert two.spec == "value-midnight_party-2p:budget=1500,placement=shipped"
+    assert two.accuracy.startswith("measured against 64 champion rollouts")
+    four = evaluator_for(Engine("midnight_party", 4))
+    assert "placement" not in four.spec and four.accuracy.startswith("not measured")

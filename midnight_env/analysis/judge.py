@@ -98,6 +98,17 @@ class Evaluator:
     # values(engine, state, first=0): ``first`` is the index of the batch's first decision in the
     # game's (its agent streams are those of the decisions' places in the whole game)
     values: Callable[..., np.ndarray] = field(repr=False)
+    accuracy: str = "not measured (docs/RESEARCH.md measures the default evaluators)"
+
+
+# What the default real-size evaluators were measured to be worth against rollouts of the champion
+# (docs/RESEARCH.md, "Placement values at real size"; experiments/placement_values.py truth)
+MEASURED_ACCURACY = {
+    ("midnight_party", 2): "measured against 64 champion rollouts a choice, 48 positions of champion games: each "
+                           "choice's value relative to the position's others is off by 1.0-1.7 points by phase "
+                           "(opening, early, middle, late; rollout noise included), bias within +-0.7: a loss under "
+                           "about 2 points is within that error",
+}
 
 
 MARGIN = ("the deciding seat's expected final margin in spooky points: the other players' mean final points "
@@ -217,9 +228,13 @@ def evaluator_for(engine: Engine, spec: str | None = None, folder: str | Path | 
                 spec, placement = f"{spec},placement=shipped", ", the opening judged by its placement network"
             except ValueError:
                 pass
-            return agent_evaluator(engine, spec,
-                                   f"the set-up's shipped champion inside its search ({CHAMPION_BUDGET} positions "
-                                   f"a decision{placement}); no saved solution of the set-up")
+            evaluator = agent_evaluator(engine, spec,
+                                        f"the set-up's shipped champion inside its search ({CHAMPION_BUDGET} positions "
+                                        f"a decision{placement}); no saved solution of the set-up")
+            measured = MEASURED_ACCURACY.get((engine.variant, engine.num_players)) if placement else None
+            if measured:
+                evaluator.accuracy = measured
+            return evaluator
         return agent_evaluator(engine, "search", "the expectimax search with the expert's evaluation; no saved "
                                                  "solution nor shipped champion of the set-up")
     spec = str(spec).strip()
@@ -302,7 +317,8 @@ class GameAnalysis:
                 "num_players": self.num_players, "options": rec["options"], "seed": rec.get("seed"),
                 "agents": rec.get("agents"), "final_points": rec["final_points"], "winners": rec["winners"],
                 "evaluator": {"spec": self.evaluator.spec, "about": self.evaluator.about,
-                              "exact": self.evaluator.exact, "values": self.evaluator.means},
+                              "exact": self.evaluator.exact, "values": self.evaluator.means,
+                              "accuracy": "exact" if self.evaluator.exact else self.evaluator.accuracy},
                 "thresholds": {name: least for name, least, _ in reversed(MARKS)},
                 "decisions": [d.as_dict() for d in self.decisions], "seats": self.seats(),
                 "seconds": round(self.seconds, 3)}
@@ -424,6 +440,7 @@ def format_analysis(analysis: GameAnalysis, every: bool = True) -> str:
             + (f", {analysis.source}" if analysis.source else "")
             + f": {len(analysis.decisions)} decisions judged in {analysis.seconds:.1f} s",
             f"evaluator {ev.spec}: {ev.about}",
+            f"accuracy: {'exact' if ev.exact else ev.accuracy}",
             f"value: {ev.means}; loss: the best value minus the chosen one's, in points",
             "marks: " + ", ".join(f"{symbol} {name} (loss >= {least:g})" for name, least, symbol in reversed(MARKS)),
             ""]

@@ -362,7 +362,7 @@
     watch.analysis = { data, byEvent: new Map(data.decisions.map((d) => [d.event, d])) };
     const status = $("analysis-status");
     status.textContent = `by ${data.evaluator.spec}: ${data.decisions.length} decisions judged in ${data.seconds} s`;
-    status.title = `${data.evaluator.about}. A value is ${data.evaluator.values}; a loss is the best value minus the chosen one's.`;
+    status.title = `${data.evaluator.about}. A value is ${data.evaluator.values}; a loss is the best value minus the chosen one's. Accuracy: ${data.evaluator.accuracy}.`;
     const seats = $("analysis-seats");
     seats.replaceChildren(el("tr", {}, el("th"), el("th", { text: "seat" }), el("th", { text: "points lost" }),
       el("th", { text: "?!" , title: "inaccuracies" }), el("th", { text: "?", title: "mistakes" }),
