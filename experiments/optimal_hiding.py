@@ -8,7 +8,7 @@ What optimal hiding looks like: placement pictures and decision tables from exac
     python experiments/optimal_hiding.py --from-json docs/optimal_hiding.json   # figures and tables again, no solving
 
 Each set-up is solved exactly (``midnight_env.solve.solve``); from the solution
-(``midnight_env.solve.analysis``) come the value of every placement square (first guest, and the
+(``midnight_env.solve.optimal_play``) come the value of every placement square (first guest, and the
 second after an optimal first: the PNGs ``placement_<variant>.png``) and every move decision
 optimal play meets, weighted by how often it meets it per game (``optimal_visits``): how often
 the optimal move enters a red room when one is open to it, enters any room rather than walking
@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from midnight_env.core.config import make_config  # noqa: E402
 from midnight_env.render.heatmap import placement_figure  # noqa: E402
 from midnight_env.solve import solve  # noqa: E402
-from midnight_env.solve.analysis import (  # noqa: E402
+from midnight_env.solve.optimal_play import (  # noqa: E402
     INTO_GREEN,
     INTO_PLAIN,
     INTO_RED,

@@ -7,7 +7,7 @@ each ``--responder`` its **shortfall**: how much less it gains than the best res
 shortfall is broken down by decision state with the performance-difference identity. A
 responder's shortfall is the sum, over its decision states, of two factors. One is how often its
 play against the target reaches the state (expected visits a game,
-``midnight_env.solve.analysis.policy_visits``). The other is what its choice loses there,
+``midnight_env.solve.optimal_play.policy_visits``). The other is what its choice loses there,
 valued by the best response's own values (the best action's value minus the chosen one's). The
 sum is checked against the two exact values.
 
@@ -46,7 +46,7 @@ import numpy as np
 from midnight_env.arena.registry import make_agent
 from midnight_env.core.positions import hugo_place_name
 from midnight_env.core.state import PLACE
-from midnight_env.solve.analysis import policy_visits
+from midnight_env.solve.optimal_play import policy_visits
 from midnight_env.solve.policy import Policy, agent_policy, evaluate_policy
 from midnight_env.solve.setups import SET_UPS
 from midnight_env.solve.solution import Solution, seat_modes, solve, state_modes

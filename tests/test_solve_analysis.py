@@ -1,4 +1,4 @@
-"""What optimal play looks like (``midnight_env.solve.analysis``): placement values, visits under
+"""What optimal play looks like (``midnight_env.solve.optimal_play``): placement values, visits under
 optimal play and the decision table, on set-ups small enough to check by hand."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from midnight_env.core.board import board_from_dict
 from midnight_env.core.config import make_config
 from midnight_env.core.state import OVER, ROLL
 from midnight_env.solve import solve
-from midnight_env.solve.analysis import (
+from midnight_env.solve.optimal_play import (
     INTO_PLAIN,
     PASS,
     WALK,

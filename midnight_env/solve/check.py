@@ -26,7 +26,8 @@ import numpy as np
 
 from midnight_env.core.dice import CHANCE_OUTCOMES
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
-from midnight_env.solve.graph import REWARD_DIFFERENCE, REWARD_NONE, REWARD_SEAT0, terminal_outcomes
+from midnight_env.solve.graph import REWARD_DIFFERENCE, REWARD_NONE, REWARD_SEAT0
+from midnight_env.solve.keys import terminal_outcomes
 from midnight_env.solve.solution import Solution, reward_mode, seat_modes
 from midnight_env.solve.values import MAXIMISE, TIE_TOLERANCE
 

@@ -7,6 +7,8 @@ MOVE), every die face at a roll (ROLL). A successor is the next roll, decision o
 ``Engine.apply_action`` and ``Engine.apply_roll`` leave it; its key is looked up in an
 open-addressing hash table of the keys found so far and added when new. So the transitions are
 the engine's by construction; ``midnight_env.solve.check`` compares them with ``Engine`` calls.
+The layered solver (``midnight_env.solve.layered``) finds each layer with the same expansion
+(:func:`explore` given the layer's rank): a successor of a later layer is kept aside by its key.
 
 The graph is stored as arrays (CSR): state ``x``'s transitions are ``edge_start[x]`` ..
 ``edge_start[x+1]-1``, each with its target state, its label (the action of a decision, in
@@ -26,18 +28,21 @@ from midnight_env.core.dice import HUGO, mix64
 from midnight_env.core.engine import Engine
 from midnight_env.core.rules import advance_games, fill_mask
 from midnight_env.core.state import OVER, ROLL, GameState, empty_state
-from midnight_env.solve.keys import _KEYS, KeyLayout, decode, encode, key_phases, key_players
+from midnight_env.solve.keys import ONE_GAME, KeyedStates, KeyLayout, decode, encode
+from midnight_env.solve.ranks import key_rank
 
 FACES = np.array([1, 2, 4, 5, HUGO], dtype=np.int64)  # a roll's transitions, in this order
 REWARD_SEAT0, REWARD_DIFFERENCE, REWARD_NONE = 0, 1, 2  # what a transition's reward counts
 BAD_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
+WHOLE_GRAPH = -1  # the rank ``explore`` takes for the whole graph: every successor is a state
+BAD_SUCCESSOR, BACKWARD_EDGE = 1, 2  # why ``_expand`` stopped at a state
 
 
 class SolveError(ValueError):
     """A set-up the solver does not take, or one too large for this machine."""
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def _copy_game(s, src, dst):
     """Game ``src`` of the batch into game ``dst`` (the legal mask excepted: the turn flow
     writes it before it reads it). Element by element: slices would be array objects."""
@@ -67,7 +72,7 @@ def _copy_game(s, src, dst):
     s.rng[dst] = s.rng[src]
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def _reward(s, mode):
     """Points booked between game 0 (the position) and game 1 (its successor)."""
     if mode == REWARD_SEAT0:
@@ -77,7 +82,7 @@ def _reward(s, mode):
     return 0
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def _find(key, keys, table, mask):
     """Slot of ``key`` in the hash table: where it is, or the empty slot where it belongs."""
     h = np.int64(mix64(key) & np.uint64(mask))
@@ -95,7 +100,7 @@ def _rehash(keys, n, table):
         table[_find(keys[j], keys, table, mask)] = j
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def successors(key, s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward):
     """The successors of the position ``key``, the one expansion of both solvers (whole and
     layered): decoded into game 0 of ``s``, each legal choice of a decision (in increasing order)
@@ -138,12 +143,16 @@ def successors(key, s, R, K, reward_mode, actions, faces, faces_out, out_key, ou
 
 
 @njit(cache=True)
-def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward, n_edges,
-            reward_mode, actions, faces, faces_out):
+def _expand(s_fields, rules_fields, K, rank, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward, n_edges,
+            ext, n_ext, reward_mode, actions, faces, faces_out):
     """Expand states ``x``, ``x+1``, ... (adding the new successors at ``n``, ``n+1``, ...) until
-    every state is expanded or an array could overflow; returns (x, n, n_edges, bad), ``bad`` the
-    first state with a successor that has no key (-1: none). ``actions``, ``faces``,
-    ``faces_out``: the turn flow's (2,) arguments, all -1."""
+    every state is expanded or an array could overflow, the one loop of both solvers. With
+    ``rank`` WHOLE_GRAPH every successor is found in (or added to) the hash table; inside layer
+    ``rank`` only a successor of the same layer is, one of a later layer is kept in ``ext`` and
+    its transition points there as ``-1 - j``. Returns (x, n, n_edges, n_ext, bad, why): ``bad``
+    the first state with a successor that has no key (``why`` BAD_SUCCESSOR) or lies in an
+    earlier layer (BACKWARD_EDGE) (-1: none). ``actions``, ``faces``, ``faces_out``: the turn
+    flow's (2,) arguments, all -1."""
     s = GameState(*s_fields)
     R = Rules(*rules_fields)
     mask = table.shape[0] - 1
@@ -152,31 +161,117 @@ def _expand(s_fields, rules_fields, K, keys, n, x, table, edge_start, edge_to, e
     out_label = np.empty(room, np.int64)
     out_reward = np.empty(room, np.int64)
     while x < n:
-        if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0]:
+        if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0] \
+                or (rank != WHOLE_GRAPH and n_ext + room > ext.shape[0]):
             break
         edge_start[x] = n_edges
         m = successors(keys[x], s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward)
         if m < 0:
-            return x, n, n_edges, x
+            return x, n, n_edges, n_ext, x, BAD_SUCCESSOR
         for i in range(m):
-            h = _find(out_key[i], keys, table, mask)
-            j = table[h]
-            if j < 0:
-                j = n
-                keys[n] = out_key[i]
-                table[h] = n
-                n += 1
-            edge_to[n_edges] = j
+            key = out_key[i]
+            r = rank if rank == WHOLE_GRAPH else key_rank(key, K, R.hugo_stairs, R.arrow)
+            if r == rank:
+                h = _find(key, keys, table, mask)
+                j = table[h]
+                if j < 0:
+                    j = n
+                    keys[n] = key
+                    table[h] = n
+                    n += 1
+                edge_to[n_edges] = j
+            elif r > rank:
+                ext[n_ext] = key
+                edge_to[n_edges] = -1 - n_ext
+                n_ext += 1
+            else:
+                return x, n, n_edges, n_ext, x, BACKWARD_EDGE
             edge_label[n_edges] = out_label[i]
             edge_reward[n_edges] = out_reward[i]
             n_edges += 1
         x += 1
     edge_start[x] = n_edges
-    return x, n, n_edges, -1
+    return x, n, n_edges, n_ext, -1, 0
+
+
+def _grow(a: np.ndarray, size: int) -> np.ndarray:
+    """``a`` grown to ``size`` in place where the system can (no second copy): the growth is
+    zero-filled, so it is resident memory at once."""
+    a.resize(size, refcheck=False)
+    return a
+
+
+def explore(engine: Engine, K: KeyLayout, reward_mode: int, seeds: np.ndarray, rank: int, max_states: int,
+            progress=None) -> dict[str, np.ndarray]:
+    """Every position reachable from ``seeds`` (keys, sorted, unique) of ``engine``'s game, with
+    their transitions, breadth-first: the whole graph (``rank`` WHOLE_GRAPH) or layer ``rank``
+    (``midnight_env.solve.layered``). Returns ``keys`` (seeds first), ``edge_start``, ``edge_to``
+    (a state, or in a layer ``-1 - j`` for ``ext[j]``, a key of a later layer), ``edge_label``,
+    ``edge_reward``, ``ext`` (empty for the whole graph). ``max_states``: SolveError when there
+    are more; ``progress(states, expanded)`` is called now and then."""
+    r = engine.rules
+    room = r.num_actions + len(FACES)
+    cap = max(1 << 16, 2 * len(seeds) + room)
+    keys = np.zeros(cap, np.uint64)
+    keys[:len(seeds)] = seeds
+    edge_start = np.zeros(cap + 1, np.int64)
+    table = np.full(1 << int(2 * cap - 1).bit_length(), -1, np.int32)
+    _rehash(keys, len(seeds), table)
+    edge_cap = 4 * cap
+    edge_to = np.zeros(edge_cap, np.int32)
+    edge_label = np.zeros(edge_cap, np.int16)
+    edge_reward = np.zeros(edge_cap, np.int8)
+    ext = np.zeros(0 if rank == WHOLE_GRAPH else cap, np.uint64)
+    n, x, n_edges, n_ext = len(seeds), 0, 0, 0
+    s = empty_state(2, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+    rules_fields = tuple(r)
+    scratch = (np.full(2, -1, np.int64), np.full(2, -1, np.int64), np.full(2, -1, np.int8))
+    while True:
+        x, n, n_edges, n_ext, bad, why = _expand(tuple(s), rules_fields, K, np.int64(rank), keys, n, x, table,
+                                                 edge_start, edge_to, edge_label, edge_reward, n_edges, ext, n_ext,
+                                                 reward_mode, *scratch)
+        if bad >= 0:
+            raise SolveError(_expand_error(keys, bad, why, rank))
+        if progress is not None:
+            progress(n, x)
+        if x >= n:
+            break
+        if n + room > max_states:
+            raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
+                             "(fewer guests or rounds; raise max_states where memory allows; or solve it by layers, "
+                             "`midnight solve --layered`)" if rank == WHOLE_GRAPH else
+                             f"layer {rank} has more than {max_states:,} states: too large for the memory here")
+        if n + room > len(keys):
+            cap = len(keys) + len(keys) // 4
+            keys = _grow(keys, cap)
+            edge_start = _grow(edge_start, cap + 1)
+        if n + room > len(table) // 2:
+            table = np.full(2 * len(table), -1, np.int32)
+            _rehash(keys, n, table)
+        if n_edges + room > len(edge_to):
+            edge_cap = len(edge_to) + len(edge_to) // 4
+            edge_to, edge_label, edge_reward = (_grow(a, edge_cap) for a in (edge_to, edge_label, edge_reward))
+        if n_ext + room > len(ext) and rank != WHOLE_GRAPH:
+            ext = _grow(ext, len(ext) + len(ext) // 4)
+    del table
+    if n >= 2**31 - 1 or n_ext >= 2**31 - 1:
+        where = "" if rank == WHOLE_GRAPH else f"layer {rank}: "
+        raise SolveError(f"{where}{n:,} states do not fit the graph's 32-bit state numbers")
+    return {"keys": _grow(keys, n), "edge_start": _grow(edge_start, n + 1), "edge_to": _grow(edge_to, n_edges),
+            "edge_label": _grow(edge_label, n_edges), "edge_reward": _grow(edge_reward, n_edges),
+            "ext": _grow(ext, n_ext)}
+
+
+def _expand_error(keys: np.ndarray, bad: int, why: int, rank: int) -> str:
+    if rank == WHOLE_GRAPH:
+        return f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout or the rewards cannot hold"
+    what = "a successor the key layout or the rewards cannot hold" if why == BAD_SUCCESSOR else \
+        "a successor in an earlier layer (the layer's quantity went back)"
+    return f"state {int(keys[bad]):#x} of layer {rank} has {what}"
 
 
 @dataclass
-class StateGraph:
+class StateGraph(KeyedStates):
     """Every position reachable from the start of a set-up (state 0) and its transitions."""
 
     engine: Engine  # the set-up's rules, with max_turns out of the way
@@ -189,20 +284,8 @@ class StateGraph:
     edge_reward: np.ndarray  # (E,) int8 points booked (see the module docstring)
 
     @property
-    def num_states(self) -> int:
-        return len(self.keys)
-
-    @property
     def num_edges(self) -> int:
         return len(self.edge_to)
-
-    @property
-    def phases(self) -> np.ndarray:
-        return key_phases(self.keys)
-
-    @property
-    def players(self) -> np.ndarray:
-        return key_players(self.keys, self.layout)
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.keys, self.edge_start, self.edge_to, self.edge_label, self.edge_reward))
@@ -221,63 +304,10 @@ def build_graph(engine: Engine, K: KeyLayout, reward_mode: int, max_states: int,
     """Enumerate the positions reachable from the position ``start`` (a key) of ``engine``'s
     game. ``max_states``: SolveError when there are more; ``progress(states, expanded)`` is
     called now and then."""
-    r = engine.rules
-    room = r.num_actions + len(FACES)
-    cap = 1 << 16
-    keys = np.zeros(cap, np.uint64)
-    edge_start = np.zeros(cap + 1, np.int64)
-    table = np.full(2 * cap, -1, np.int32)
-    edge_cap = 4 * cap
-    edge_to = np.zeros(edge_cap, np.int32)
-    edge_label = np.zeros(edge_cap, np.int16)
-    edge_reward = np.zeros(edge_cap, np.int8)
-    keys[0] = start
-    table[_find(keys[0], keys, table, len(table) - 1)] = 0
-    n, x, n_edges = 1, 0, 0
-    s = empty_state(2, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-    rules_fields = tuple(r)
-    while True:
-        x, n, n_edges, bad = _expand(tuple(s), rules_fields, K, keys, n, x, table, edge_start, edge_to, edge_label,
-                                     edge_reward, n_edges, reward_mode, np.full(2, -1, np.int64),
-                                     np.full(2, -1, np.int64), np.full(2, -1, np.int8))
-        if bad >= 0:
-            raise SolveError(f"state {bad} (key {int(keys[bad]):#x}) has a successor the key layout or the rewards "
-                             "cannot hold")
-        if progress is not None:
-            progress(n, x)
-        if x >= n:
-            break
-        if n + room > max_states:
-            raise SolveError(f"more than {max_states:,} states: this set-up is too large for the memory here "
-                             "(fewer guests or rounds; raise max_states where memory allows; or solve it by layers, "
-                             "`midnight solve --layered`)")
-        # arrays grow by a quarter, in place where the system can (no second copy): the growth
-        # is zero-filled, so it is resident memory at once
-        if n + room > len(keys):
-            cap = len(keys) + len(keys) // 4
-            keys.resize(cap, refcheck=False)
-            edge_start.resize(cap + 1, refcheck=False)
-        if n + room > len(table) // 2:
-            table = np.full(2 * len(table), -1, np.int32)
-            _rehash(keys, n, table)
-        if n_edges + room > len(edge_to):
-            edge_cap = len(edge_to) + len(edge_to) // 4
-            for a in (edge_to, edge_label, edge_reward):
-                a.resize(edge_cap, refcheck=False)
-    del table
-    if n >= 2**31 - 1:
-        raise SolveError(f"{n:,} states do not fit the graph's 32-bit state numbers")
-    keys.resize(n, refcheck=False)
-    edge_start.resize(n + 1, refcheck=False)
-    for a in (edge_to, edge_label, edge_reward):
-        a.resize(n_edges, refcheck=False)
-    return StateGraph(engine=engine, layout=K, reward_mode=reward_mode, keys=keys, edge_start=edge_start,
-                      edge_to=edge_to, edge_label=edge_label, edge_reward=edge_reward)
+    found = explore(engine, K, reward_mode, np.array([start], np.uint64), WHOLE_GRAPH, max_states, progress)
+    return StateGraph(engine=engine, layout=K, reward_mode=reward_mode, keys=found["keys"],
+                      edge_start=found["edge_start"], edge_to=found["edge_to"], edge_label=found["edge_label"],
+                      edge_reward=found["edge_reward"])
 
 
-def terminal_outcomes(keys: np.ndarray) -> np.ndarray:
-    """Seat 0's result (0 loss, 1 tie, 2 win) kept in the key of a finished game (win objective)."""
-    return ((keys >> np.uint64(2)) & np.uint64(3)).astype(np.int8)
-
-
-__all__ = ["StateGraph", "build_graph", "SolveError", "FACES"]
+__all__ = ["StateGraph", "build_graph", "explore", "successors", "SolveError", "FACES", "WHOLE_GRAPH"]

@@ -48,10 +48,10 @@ ROLL_FACES = np.array([0, 1, 2, 4, 5], dtype=np.int64)  # roll index -> number (
 ROLL_INDEX = np.array([0, 1, 2, 0, 3, 4], dtype=np.int64)  # number -> roll index
 POINTS_BITS = 6  # hidden_castle points 0..45 in a game that goes on
 OUTCOME_LOSS, OUTCOME_TIE, OUTCOME_WIN = 0, 1, 2  # seat 0's result, in the key of a finished game
-# compile options of the functions on one game: no reference counting, as the rule functions
-# (``midnight_env.core.rules``): they never allocate, and counting references to the state's arrays
-# at every call costs more than the keys themselves
-_KEYS = dict(cache=True, _nrt=False)
+# compile options of the functions on one game (here and in the other solve modules): no reference
+# counting, as the rule functions (``midnight_env.core.rules``): they never allocate, and counting
+# references to the state's arrays at every call costs more than the keys themselves
+ONE_GAME = dict(cache=True, _nrt=False)
 
 
 def bits_for(count: int) -> int:
@@ -144,17 +144,18 @@ def key_layout(rules, rounds: int, win: bool) -> KeyLayout:
                      off_points, off_carried, carried_bits, carried_zero, bool(win), bool(rules.castle), off)
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def _put(key, value, off):
     return key | (np.uint64(value) << np.uint64(off))
 
 
-@njit(**_KEYS)
-def _get(key, off, bits):
+@njit(**ONE_GAME)
+def key_field(key, off, bits):
+    """The ``bits`` bits of ``key`` from bit ``off`` (a field of the layout)."""
     return np.int64((key >> np.uint64(off)) & np.uint64((1 << bits) - 1))
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def booked_this_round(s, R, i, p):
     """midnight_party: the points seat ``p``'s guests booked this round, read off the position
     (guests stay in their rooms and on the stairs until the round ends)."""
@@ -170,14 +171,14 @@ def booked_this_round(s, R, i, p):
     return total
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def outcome(s, i):
     """Seat 0's result in game ``i``: fewer points win, equal points tie (two players)."""
     d = s.spooky[i, 0] - s.spooky[i, 1]
     return OUTCOME_WIN if d < 0 else (OUTCOME_TIE if d == 0 else OUTCOME_LOSS)
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def encode(s, R, K, i):
     """Key of game ``i`` of the batch ``s``; 0xFFFF... when the position cannot be keyed (a
     count out of its field: never for a position of the set-up the layout was made for)."""
@@ -238,11 +239,11 @@ def encode(s, R, K, i):
     return key
 
 
-@njit(**_KEYS)
+@njit(**ONE_GAME)
 def decode(key, s, R, K, i):
     """Write the position of ``key`` into game ``i`` of the batch ``s`` (not the legal mask and
     the dice stream): a position the engine plays on exactly as on any game with that key."""
-    phase = _get(key, 0, 2)
+    phase = key_field(key, 0, 2)
     s.phase[i] = phase
     s.rolls[i] = 0
     s.truncated[i] = False
@@ -266,23 +267,23 @@ def decode(key, s, R, K, i):
     s.hugo[i] = 0
     if phase == OVER:
         if K.win:
-            result = _get(key, 2, 2)
+            result = key_field(key, 2, 2)
             s.spooky[i, 0] = 0 if result == OUTCOME_WIN else 1
             s.spooky[i, 1] = 0 if result == OUTCOME_LOSS else 1
         return
-    s.player[i] = _get(key, K.off_player, K.player_bits)
-    s.roll[i] = ROLL_FACES[_get(key, K.off_roll, 3)]
-    s.hugo[i] = _get(key, K.off_hugo, K.hugo_bits)
+    s.player[i] = key_field(key, K.off_player, K.player_bits)
+    s.roll[i] = ROLL_FACES[key_field(key, K.off_roll, 3)]
+    s.hugo[i] = key_field(key, K.off_hugo, K.hugo_bits)
     if K.off_clock >= 0:
-        s.clock[i] = _get(key, K.off_clock, 3)
+        s.clock[i] = key_field(key, K.off_clock, 3)
     if K.off_round >= 0:
-        s.round[i] = 1 + _get(key, K.off_round, K.round_bits)
+        s.round[i] = 1 + key_field(key, K.off_round, K.round_bits)
         s.rounds_done[i] = s.round[i] - 1
     S, Q = K.num_squares, K.num_rooms
     placing = 0
     for p in range(K.num_players):
         for g in range(K.guests):
-            code = _get(key, K.off_guests + (p * K.guests + g) * K.code_bits, K.code_bits)
+            code = key_field(key, K.off_guests + (p * K.guests + g) * K.code_bits, K.code_bits)
             if code < S:
                 s.gallery[i, p, code] += 1
             elif code < S + Q:
@@ -295,17 +296,17 @@ def decode(key, s, R, K, i):
     if phase == PLACE:
         s.queue_len[i] = placing
         for k in range(placing):
-            s.queue[i, k] = _get(key, K.off_queue + k * K.player_bits, K.player_bits) if K.off_queue >= 0 else 0
+            s.queue[i, k] = key_field(key, K.off_queue + k * K.player_bits, K.player_bits) if K.off_queue >= 0 else 0
         if K.off_first >= 0:
-            s.first_roller[i] = _get(key, K.off_first, K.player_bits)
+            s.first_roller[i] = key_field(key, K.off_first, K.player_bits)
     if K.off_points >= 0:
         for p in range(K.num_players):
-            s.spooky[i, p] = _get(key, K.off_points + p * POINTS_BITS, POINTS_BITS)
+            s.spooky[i, p] = key_field(key, K.off_points + p * POINTS_BITS, POINTS_BITS)
     else:
         for p in range(K.num_players):
             s.spooky[i, p] = booked_this_round(s, R, i, p)
         if K.off_carried >= 0:
-            carried = _get(key, K.off_carried, K.carried_bits) - K.carried_zero
+            carried = key_field(key, K.off_carried, K.carried_bits) - K.carried_zero
             if carried > 0:
                 s.spooky[i, 0] += carried
             else:
@@ -326,6 +327,11 @@ def decode_games(keys, s, R, K):
         decode(keys[i], s, R, K, i)
 
 
+def terminal_outcomes(keys: np.ndarray) -> np.ndarray:
+    """Seat 0's result (0 loss, 1 tie, 2 win) kept in the key of a finished game (win objective)."""
+    return ((keys >> np.uint64(2)) & np.uint64(3)).astype(np.int8)
+
+
 def key_phases(keys: np.ndarray) -> np.ndarray:
     """The phase of every key (PLACE, ROLL, MOVE, OVER)."""
     return (keys & np.uint64(3)).astype(np.int8)
@@ -338,3 +344,23 @@ def key_players(keys: np.ndarray, K: KeyLayout) -> np.ndarray:
     players = ((keys >> np.uint64(K.off_player)) & np.uint64((1 << K.player_bits) - 1)).astype(np.int8)
     players[key_phases(keys) == OVER] = 0
     return players
+
+
+class KeyedStates:
+    """The states of a table held by their keys (``keys``, in the layout ``layout``): a base of the
+    state graph and of a solution."""
+
+    keys: np.ndarray
+    layout: KeyLayout
+
+    @property
+    def num_states(self) -> int:
+        return len(self.keys)
+
+    @property
+    def phases(self) -> np.ndarray:
+        return key_phases(self.keys)
+
+    @property
+    def players(self) -> np.ndarray:
+        return key_players(self.keys, self.layout)

@@ -29,8 +29,8 @@ Two passes over the layers, every layer's arrays on disk in a work directory bet
 1. **Forward**, from the start's layer in increasing rank: a layer's positions are the
    positions of that layer reached from earlier layers (its seeds, written by those layers)
    and everything reachable from them inside the layer, found breadth-first by the engine's
-   own turn flow as in ``graph.build_graph``; a transition into a later layer keeps its target's
-   key and adds it to that layer's seeds. The layer's keys and transitions are written to
+   own turn flow with the whole graph's expansion (``graph.explore``); a transition into a later
+   layer keeps its target's key and adds it to that layer's seeds. The layer's keys and transitions are written to
    ``layers/R<rank>/`` and leave memory.
 2. **Backward**, from the last layer to the first: a layer's transitions are read back, the
    targets in later layers looked up (``np.searchsorted`` on the sorted keys of their layer, a
@@ -58,152 +58,45 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+import midnight_env.solve.solution as solution_module  # its memory_max_states(), looked up when called
 from midnight_env.core.config import GameConfig, Rules
 from midnight_env.core.engine import ENGINE_VERSION
-from midnight_env.core.state import MOVE, ROLL, GameState, empty_state
-from midnight_env.solve.graph import (
-    FACES,
-    REWARD_NONE,
-    SolveError,
-    _find,
-    _rehash,
-    successors,
-)
+from midnight_env.core.state import MOVE, ROLL, GameState
+from midnight_env.solve.graph import REWARD_NONE, SolveError, explore
 from midnight_env.solve.keys import KeyLayout, key_layout, key_phases, key_players
-from midnight_env.solve.layer_store import TERMINAL_RANK, key_rank, key_ranks, over_values, rank_name
+from midnight_env.solve.ranks import TERMINAL_RANK, key_rank, key_ranks, over_values, rank_name
+from midnight_env.solve.solution import (
+    MAX_SWEEPS,
+    TOLERANCE,
+    Solution,
+    board_dict,
+    booked_points,
+    check_set_up,
+    describe_set_up,
+    load_solution,
+    reward_mode,
+    save_layers_pointer,
+    seat_modes,
+    set_up_config,
+    solution_meta,
+    solver_engine,
+    start_key,
+)
 from midnight_env.solve.values import (
     CHANCE,
     FIXED,
     MAXIMISE,
     MINIMISE,
     TIE_TOLERANCE,
-    _iterate,
     bellman_residual,
     best_actions,
+    iterate_in_place,
     strong_components,
 )
 
 FORMAT = "midnight-layers/1"
 LAYER_BYTES_PER_STATE = 120  # peak memory per state of the layer in hand (BENCHMARKS.md)
 DISK_MARGIN = 1 << 30  # stop (resumably) when a layer would leave less free disk than this
-
-
-# ------------------------------------------------------------------------------------------------
-# the forward pass: one layer's positions and transitions
-
-BAD_SUCCESSOR, BACKWARD_EDGE = 1, 2
-
-
-@njit(cache=True)
-def _expand_layer(s_fields, rules_fields, K, rank, keys, n, x, table, edge_start, edge_to, edge_label, edge_reward,
-                  n_edges, ext, n_ext, reward_mode, actions, faces, faces_out):
-    """``graph._expand`` inside layer ``rank``: a successor of the same layer is found in (or
-    added to) the layer's hash table; one of a later layer is kept in ``ext`` and its transition
-    points there as ``-1 - j``. Returns (x, n, n_edges, n_ext, bad, why): ``bad`` the first state
-    with a successor that has no key or lies in an earlier layer (-1: none)."""
-    s = GameState(*s_fields)
-    R = Rules(*rules_fields)
-    mask = table.shape[0] - 1
-    room = R.num_actions + FACES.shape[0]
-    out_key = np.empty(room, np.uint64)
-    out_label = np.empty(room, np.int64)
-    out_reward = np.empty(room, np.int64)
-    while x < n:
-        if n + room > keys.shape[0] or n + room > table.shape[0] // 2 or n_edges + room > edge_to.shape[0] \
-                or n_ext + room > ext.shape[0]:
-            break
-        edge_start[x] = n_edges
-        m = successors(keys[x], s, R, K, reward_mode, actions, faces, faces_out, out_key, out_label, out_reward)
-        if m < 0:
-            return x, n, n_edges, n_ext, x, BAD_SUCCESSOR
-        for i in range(m):
-            key = out_key[i]
-            r = key_rank(key, K, R.hugo_stairs, R.arrow)
-            if r == rank:
-                h = _find(key, keys, table, mask)
-                j = table[h]
-                if j < 0:
-                    j = n
-                    keys[n] = key
-                    table[h] = n
-                    n += 1
-                edge_to[n_edges] = j
-            elif r > rank:
-                ext[n_ext] = key
-                edge_to[n_edges] = -1 - n_ext
-                n_ext += 1
-            else:
-                return x, n, n_edges, n_ext, x, BACKWARD_EDGE
-            edge_label[n_edges] = out_label[i]
-            edge_reward[n_edges] = out_reward[i]
-            n_edges += 1
-        x += 1
-    edge_start[x] = n_edges
-    return x, n, n_edges, n_ext, -1, 0
-
-
-def _grow(a: np.ndarray, size: int) -> np.ndarray:
-    a.resize(size, refcheck=False)
-    return a
-
-
-def forward_layer(engine, K: KeyLayout, rank: int, seeds: np.ndarray, reward_mode: int,
-                  max_states: int) -> dict[str, np.ndarray]:
-    """Every position of layer ``rank`` reachable from ``seeds`` (its keys, sorted, unique)
-    inside the layer, with their transitions: ``keys`` (seeds first), ``edge_start``,
-    ``edge_to`` (a state of the layer, or ``-1 - j`` for ``ext[j]``, a key of a later layer),
-    ``edge_label``, ``edge_reward``, ``ext``."""
-    r = engine.rules
-    room = r.num_actions + len(FACES)
-    cap = max(1 << 16, 2 * len(seeds) + room)
-    keys = np.zeros(cap, np.uint64)
-    keys[:len(seeds)] = seeds
-    edge_start = np.zeros(cap + 1, np.int64)
-    table = np.full(1 << int(2 * cap - 1).bit_length(), -1, np.int32)
-    _rehash(keys, len(seeds), table)
-    edge_cap = 4 * cap
-    edge_to = np.zeros(edge_cap, np.int32)
-    edge_label = np.zeros(edge_cap, np.int16)
-    edge_reward = np.zeros(edge_cap, np.int8)
-    ext = np.zeros(cap, np.uint64)
-    n, x, n_edges, n_ext = len(seeds), 0, 0, 0
-    s = empty_state(2, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-    rules_fields = tuple(r)
-    scratch = (np.full(2, -1, np.int64), np.full(2, -1, np.int64), np.full(2, -1, np.int8))
-    while True:
-        x, n, n_edges, n_ext, bad, why = _expand_layer(tuple(s), rules_fields, K, np.int64(rank), keys, n, x, table,
-                                                       edge_start, edge_to, edge_label, edge_reward, n_edges, ext,
-                                                       n_ext, reward_mode, *scratch)
-        if bad >= 0:
-            what = "a successor the key layout or the rewards cannot hold" if why == BAD_SUCCESSOR else \
-                "a successor in an earlier layer (the layer's quantity went back)"
-            raise SolveError(f"state {int(keys[bad]):#x} of layer {rank} has {what}")
-        if x >= n:
-            break
-        if n + room > max_states:
-            raise SolveError(f"layer {rank} has more than {max_states:,} states: too large for the memory here")
-        if n + room > len(keys):
-            cap = len(keys) + len(keys) // 4
-            keys = _grow(keys, cap)
-            edge_start = _grow(edge_start, cap + 1)
-        if n + room > len(table) // 2:
-            table = np.full(2 * len(table), -1, np.int32)
-            _rehash(keys, n, table)
-        if n_edges + room > len(edge_to):
-            edge_cap = len(edge_to) + len(edge_to) // 4
-            edge_to, edge_label, edge_reward = (_grow(a, edge_cap) for a in (edge_to, edge_label, edge_reward))
-        if n_ext + room > len(ext):
-            ext = _grow(ext, len(ext) + len(ext) // 4)
-    del table
-    if n >= 2**31 - 1 or n_ext >= 2**31 - 1:
-        raise SolveError(f"layer {rank}: {n:,} states do not fit the graph's 32-bit state numbers")
-    keys.resize(n, refcheck=False)
-    edge_start.resize(n + 1, refcheck=False)
-    for a in (edge_to, edge_label, edge_reward):
-        a.resize(n_edges, refcheck=False)
-    ext.resize(n_ext, refcheck=False)
-    return {"keys": keys, "edge_start": edge_start, "edge_to": edge_to, "edge_label": edge_label,
-            "edge_reward": edge_reward, "ext": ext}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -279,14 +172,89 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+@dataclass
+class _Clock:
+    """The time a run started, and its ``max_seconds`` (None: no limit)."""
+
+    started: float
+    max_seconds: float | None
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+    def out_of_time(self) -> bool:
+        return self.max_seconds is not None and self.seconds() > self.max_seconds
+
+
+# ------------------------------------------------------------------------------------------------
+# the forward pass: every layer's positions and transitions
+
+
+def forward_layer(work: Work, engine, K: KeyLayout, rank: int, seeds: np.ndarray, reward_mode: int,
+                  max_states: int) -> tuple[int, int, np.ndarray]:
+    """Every position of layer ``rank`` reachable from ``seeds`` (its keys, sorted, unique) inside
+    the layer, with their transitions (``graph.explore``, the whole solver's expansion), written to
+    the layer's folder: ``keys`` (seeds first), ``count`` (each state's transitions), ``edge_to``
+    (a state of the layer, or ``-1 - j`` for ``ext[j]``, a key of a later layer), ``edge_label``,
+    ``edge_reward`` (not for the win objective), ``ext``. Returns (states, transitions, the keys of
+    later layers it reaches, sorted, unique)."""
+    layer = explore(engine, K, reward_mode, seeds, rank, max_states)
+    n, n_edges = len(layer["keys"]), len(layer["edge_to"])
+    count = np.diff(layer.pop("edge_start"))
+    if n and count.max() >= 2**16:
+        raise SolveError(f"a position of layer {rank} has {int(count.max())} transitions")
+    _check_disk(work.root, 8 * n + 2 * n + 7 * n_edges + 8 * len(layer["ext"]))
+    folder = work.layer_dir(rank)
+    folder.mkdir(exist_ok=True)
+    arrays = {"keys": layer["keys"], "count": count.astype(np.uint16), "edge_to": layer["edge_to"],
+              "edge_label": layer["edge_label"], "ext": layer["ext"]}
+    if reward_mode != REWARD_NONE:
+        arrays["edge_reward"] = layer["edge_reward"]
+    for name, a in arrays.items():
+        _save(folder / f"{name}.npy", a)
+    return n, n_edges, np.unique(layer["ext"])
+
+
+def forward_pass(work: Work, engine, K: KeyLayout, reward_mode: int, max_layer_states: int, clock: _Clock,
+                 say) -> None:
+    """1. Forward (module docstring): every layer not yet expanded, in increasing rank, from its
+    seeds; the keys of later layers it reaches become their seeds, the finished ones are noted."""
+    prog = work.progress
+    while True:
+        ranks = work.seed_ranks()
+        if not ranks:
+            return
+        rank = ranks[0]
+        t0 = time.perf_counter()
+        seeds, seed_paths = work.take_seeds(rank)
+        n, n_edges, ext = forward_layer(work, engine, K, rank, seeds, reward_mode, max_layer_states)
+        ext_ranks = key_ranks(ext, K, engine.rules)
+        over = set(prog["over_keys"]) | {int(k) for k in ext[ext_ranks == TERMINAL_RANK]}
+        for r in np.unique(ext_ranks[ext_ranks != TERMINAL_RANK]):
+            work.add_seeds(int(r), rank, ext[ext_ranks == r])
+        seconds = time.perf_counter() - t0
+        prog["forward"][str(rank)] = {"states": n, "edges": n_edges, "seeds": len(seeds), "seconds": seconds}
+        prog["over_keys"] = sorted(over)
+        prog["seconds_states"] += seconds
+        work.save_progress()
+        for p in seed_paths:
+            p.unlink()
+        total = sum(v["states"] for v in prog["forward"].values())
+        say(f"forward layer {rank}: {n:,} states ({len(seeds):,} seeds), {n_edges:,} transitions, "
+            f"{seconds:.1f} s; {len(prog['forward'])} layers, {total:,} states so far; "
+            f"peak memory {peak_rss_bytes() / 2**20:,.0f} MiB")
+        if clock.out_of_time():
+            raise SolveError(f"stopped after {clock.seconds():.0f} s (max_seconds) in the forward "
+                             f"pass: {len(prog['forward'])} layers, {total:,} states found; run again with the "
+                             f"same work directory {work.root} to resume")
+
+
 # ------------------------------------------------------------------------------------------------
 # the backward pass: one layer's values
 
 
 def layer_modes(keys: np.ndarray, K: KeyLayout, objective: str) -> np.ndarray:
     """How each position of a layer (none finished) makes its value (``values``' modes)."""
-    from midnight_env.solve.solution import seat_modes
-
     seat_mode = np.array(seat_modes(K.num_players, objective), np.int8)
     mode = seat_mode[key_players(keys, K).astype(np.int64)]
     mode[key_phases(keys) == ROLL] = CHANCE
@@ -381,8 +349,8 @@ def backward_layer(work: Work, rules: Rules, K: KeyLayout, objective: str, rank:
     members, comp_start = strong_components(edge_start, edge_to)
     comp_of = np.empty(n + m, np.int32)
     no_weight = np.zeros(0)
-    sweeps, largest = _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
-                               no_weight, tolerance, max_sweeps, V, comp_of)
+    sweeps, largest = iterate_in_place(members, comp_start, mode, inline, edge_start, edge_to, edge_label,
+                                       edge_reward, no_weight, tolerance, max_sweeps, V, comp_of)
     if sweeps < 0:
         raise SolveError(f"a component of layer {rank} did not settle within {max_sweeps:,} sweeps")
     sizes = np.diff(comp_start)
@@ -402,6 +370,35 @@ def backward_layer(work: Work, rules: Rules, K: KeyLayout, objective: str, rank:
     for name in ("keys", "count", "edge_to", "edge_label", "edge_reward", "ext"):
         (folder / f"{name}.npy").unlink(missing_ok=True)
     return stats
+
+
+def backward_pass(work: Work, rules: Rules, K: KeyLayout, objective: str, tolerance: float, clock: _Clock,
+                  say) -> None:
+    """2. Backward (module docstring): the values of every layer not yet solved, from the last
+    layer to the first."""
+    prog = work.progress
+    for rank in sorted((int(r) for r in prog["forward"]), reverse=True):
+        if str(rank) in prog["backward"]:
+            continue
+        t0 = time.perf_counter()
+        solved = work.layer_dir(rank) / "solved.json"
+        if solved.is_file():  # solved by a run killed before it noted so
+            stats = json.loads(solved.read_text(encoding="utf-8"))
+        else:
+            stats = backward_layer(work, rules, K, objective, rank, tolerance, MAX_SWEEPS)
+        stats["seconds"] = time.perf_counter() - t0
+        prog["backward"][str(rank)] = stats
+        prog["seconds_values"] += stats["seconds"]
+        work.save_progress()
+        done = sum(prog["backward"][r]["states"] for r in prog["backward"])
+        say(f"backward layer {rank}: {stats['states']:,} states, {stats['components']:,} components (largest "
+            f"{stats['largest_component']:,}), residual {stats['residual']:.1g}, {stats['seconds']:.1f} s; "
+            f"{len(prog['backward'])} of {len(prog['forward'])} layers, {done:,} states solved; "
+            f"peak memory {peak_rss_bytes() / 2**20:,.0f} MiB")
+        if clock.out_of_time() and len(prog["backward"]) < len(prog["forward"]):
+            raise SolveError(f"stopped after {clock.seconds():.0f} s (max_seconds) in the backward "
+                             f"pass: {len(prog['backward'])} of {len(prog['forward'])} layers solved; run again "
+                             f"with the same work directory {work.root} to resume")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -430,15 +427,11 @@ class LayeredSolution:
         return int(self.meta["states"])
 
     def describe(self) -> str:
-        opts = ", ".join(f"{k}={v}" for k, v in self.config.options.items() if k != "max_turns")
-        board = f", board {self.config.board.name}" if self.config.custom_board else ""
-        return f"{self.config.variant}, {self.config.num_players} player(s), {opts}{board}, objective {self.objective}"
+        return describe_set_up(self.config, self.objective)
 
     def on_disk(self):
         """The solution read from its layers in ``work_dir`` (``Solution.store``): a few disk reads
         a position, whatever the size."""
-        from midnight_env.solve.solution import load_solution
-
         if self.work_dir is None:
             raise SolveError("the layers were solved in a temporary directory, now gone: solve with a work directory")
         return load_solution(self.work_dir)
@@ -448,11 +441,9 @@ class LayeredSolution:
         where the memory available now does not hold them (:meth:`on_disk` reads them from disk)."""
         if self._solution is not None:
             return self._solution
-        from midnight_env.solve.solution import Solution, memory_max_states, solver_engine
-
         if self.work_dir is None:
             raise SolveError("the layers were solved in a temporary directory, now gone: solve with a work directory")
-        if 40 * self.num_states > 80 * memory_max_states():  # (memory_max_states counts 80 bytes a state)
+        if 40 * self.num_states > 80 * solution_module.memory_max_states():  # (it counts 80 bytes a state)
             raise SolveError(f"{self.num_states:,} states do not fit in the memory available for one solution "
                              "(18 bytes a state, and sorting): use the layers in the work directory")
         done = self.meta["layer_ranks"]
@@ -471,8 +462,6 @@ class LayeredSolution:
 
 
 def _setup_identity(config: GameConfig, objective: str, first: np.uint64, tolerance: float) -> dict:
-    from midnight_env.solve.solution import board_dict
-
     return {"format": FORMAT, "variant": config.variant, "players": config.num_players,
             "options": {k: v for k, v in config.options.items() if k != "max_turns"},
             "board": board_dict(config.board), "objective": objective, "start": int(first),
@@ -494,21 +483,6 @@ def solve_layered(variant: str | GameConfig = "midnight_party", num_players: int
     beyond this many states in one layer (default: what the memory available holds).
     ``max_seconds``: stop with a SolveError after the layer that passes this many seconds (the
     work directory resumes). ``log(line)`` is called after every layer."""
-    from midnight_env.solve.solution import (
-        MAX_SWEEPS,
-        TIE_RULE,
-        TOLERANCE,
-        booked_points,
-        check_set_up,
-        memory_max_states,
-        reward_mode,
-        save_layers_pointer,
-        set_up_config,
-        solver_engine,
-        start_key,
-        value_means,
-    )
-
     tolerance = TOLERANCE if tolerance is None else tolerance
     config = set_up_config(variant, num_players, **options)
     check_set_up(config, objective)
@@ -519,130 +493,23 @@ def solve_layered(variant: str | GameConfig = "midnight_party", num_players: int
     except ValueError as err:
         raise SolveError(str(err)) from None
     first = start_key(engine, K, start)
-    mode = reward_mode(config, objective)
     if max_layer_states is None:
-        max_layer_states = max(1_000_000, memory_max_states() * 80 // LAYER_BYTES_PER_STATE)
+        max_layer_states = max(1_000_000, solution_module.memory_max_states() * 80 // LAYER_BYTES_PER_STATE)
     temporary = tempfile.TemporaryDirectory(prefix="midnight-layers-") if work_dir is None else None
     root = Path(temporary.name if temporary is not None else work_dir)
-    started = time.perf_counter()
+    clock = _Clock(time.perf_counter(), max_seconds)
     say = log or (lambda line: None)
     try:
         work = Work(root, _setup_identity(config, objective, first, tolerance))
-        prog = work.progress
-        if not prog["forward"] and not list((root / "seeds").glob("*.npy")):
+        if not work.progress["forward"] and not list((root / "seeds").glob("*.npy")):
             work.add_seeds(int(key_ranks(np.array([first], np.uint64), K, rules)[0]), 0, np.array([first], np.uint64))
-
-        def out_of_time() -> bool:
-            return max_seconds is not None and time.perf_counter() - started > max_seconds
-
-        # 1. forward: the layers' positions and transitions, in increasing rank
-        while True:
-            ranks = work.seed_ranks()
-            if not ranks:
-                break
-            rank = ranks[0]
-            t0 = time.perf_counter()
-            seeds, seed_paths = work.take_seeds(rank)
-            layer = forward_layer(engine, K, rank, seeds, mode, max_layer_states)
-            n, n_edges = len(layer["keys"]), len(layer["edge_to"])
-            count = np.diff(layer.pop("edge_start"))
-            if n and count.max() >= 2**16:
-                raise SolveError(f"a position of layer {rank} has {int(count.max())} transitions")
-            _check_disk(root, 8 * n + 2 * n + 7 * n_edges + 8 * len(layer["ext"]))
-            folder = work.layer_dir(rank)
-            folder.mkdir(exist_ok=True)
-            arrays = {"keys": layer["keys"], "count": count.astype(np.uint16), "edge_to": layer["edge_to"],
-                      "edge_label": layer["edge_label"], "ext": layer["ext"]}
-            if mode != REWARD_NONE:
-                arrays["edge_reward"] = layer["edge_reward"]
-            for name, a in arrays.items():
-                _save(folder / f"{name}.npy", a)
-            ext = np.unique(layer["ext"])
-            del layer, arrays, count
-            ext_ranks = key_ranks(ext, K, rules)
-            over = set(prog["over_keys"]) | {int(k) for k in ext[ext_ranks == TERMINAL_RANK]}
-            for r in np.unique(ext_ranks[ext_ranks != TERMINAL_RANK]):
-                work.add_seeds(int(r), rank, ext[ext_ranks == r])
-            seconds = time.perf_counter() - t0
-            prog["forward"][str(rank)] = {"states": n, "edges": n_edges, "seeds": len(seeds), "seconds": seconds}
-            prog["over_keys"] = sorted(over)
-            prog["seconds_states"] += seconds
-            work.save_progress()
-            for p in seed_paths:
-                p.unlink()
-            total = sum(v["states"] for v in prog["forward"].values())
-            say(f"forward layer {rank}: {n:,} states ({len(seeds):,} seeds), {n_edges:,} transitions, "
-                f"{seconds:.1f} s; {len(prog['forward'])} layers, {total:,} states so far; "
-                f"peak memory {peak_rss_bytes() / 2**20:,.0f} MiB")
-            if out_of_time():
-                raise SolveError(f"stopped after {time.perf_counter() - started:.0f} s (max_seconds) in the forward "
-                                 f"pass: {len(prog['forward'])} layers, {total:,} states found; run again with the "
-                                 f"same work directory {root} to resume")
-
-        # 2. backward: the values, from the last layer to the first
-        for rank in sorted((int(r) for r in prog["forward"]), reverse=True):
-            if str(rank) in prog["backward"]:
-                continue
-            t0 = time.perf_counter()
-            solved = work.layer_dir(rank) / "solved.json"
-            if solved.is_file():  # solved by a run killed before it noted so
-                stats = json.loads(solved.read_text(encoding="utf-8"))
-            else:
-                stats = backward_layer(work, rules, K, objective, rank, tolerance, MAX_SWEEPS)
-            stats["seconds"] = time.perf_counter() - t0
-            prog["backward"][str(rank)] = stats
-            prog["seconds_values"] += stats["seconds"]
-            work.save_progress()
-            done = sum(prog["backward"][r]["states"] for r in prog["backward"])
-            say(f"backward layer {rank}: {stats['states']:,} states, {stats['components']:,} components (largest "
-                f"{stats['largest_component']:,}), residual {stats['residual']:.1g}, {stats['seconds']:.1f} s; "
-                f"{len(prog['backward'])} of {len(prog['forward'])} layers, {done:,} states solved; "
-                f"peak memory {peak_rss_bytes() / 2**20:,.0f} MiB")
-            if out_of_time() and len(prog["backward"]) < len(prog["forward"]):
-                raise SolveError(f"stopped after {time.perf_counter() - started:.0f} s (max_seconds) in the backward "
-                                 f"pass: {len(prog['backward'])} of {len(prog['forward'])} layers solved; run again "
-                                 f"with the same work directory {root} to resume")
-
-        # the numbers
-        layer_ranks = sorted(int(r) for r in prog["forward"])
-        back = prog["backward"]
-        states = sum(back[str(r)]["states"] for r in layer_ranks) + len(prog["over_keys"])
+        forward_pass(work, engine, K, reward_mode(config, objective), max_layer_states, clock, say)
+        backward_pass(work, rules, K, objective, tolerance, clock, say)
         start_value = float(_lookup(work, rules, K, objective, np.array([first], np.uint64))[0])
         value = start_value + booked_points(start if start is not None else engine.new_games([0]), objective)[0]
-        detail = [{"rank": r, **{k: prog["forward"][str(r)][k] for k in ("seeds", "seconds")},
-                   **{k: back[str(r)][k] for k in ("states", "edges", "components", "largest_component", "residual",
-                                                  "most_sweeps", "memory_bytes")},
-                   "seconds_values": back[str(r)]["seconds"]} for r in layer_ranks]
-        seconds_states, seconds_values = prog["seconds_states"], prog["seconds_values"]
-        meta = {
-            "format": "midnight-solution/1", "variant": config.variant, "players": config.num_players,
-            "options": dict(config.options), "board": None, "objective": objective, "value": float(value),
-            "value_means": value_means(config, objective), "start": "set-up" if start is None else int(first),
-            "states": states, "edges": sum(back[str(r)]["edges"] for r in layer_ranks),
-            "decisions": sum(back[str(r)]["decisions"] for r in layer_ranks),
-            "components": sum(back[str(r)]["components"] for r in layer_ranks) + len(prog["over_keys"]),
-            "largest_component": max([back[str(r)]["largest_component"] for r in layer_ranks] + [1]),
-            "residual": max([back[str(r)]["residual"] for r in layer_ranks] + [0.0]), "tolerance": tolerance,
-            "sweeps": round((sum(back[str(r)]["swept"] for r in layer_ranks) + len(prog["over_keys"]))
-                            / max(states, 1), 3),
-            "most_sweeps": max([back[str(r)]["most_sweeps"] for r in layer_ranks] + [0]),
-            "seconds": round(seconds_states + seconds_values, 3), "seconds_states": round(seconds_states, 3),
-            "seconds_values": round(seconds_values, 3),
-            "memory_bytes": max([back[str(r)]["memory_bytes"] for r in layer_ranks] + [0]),
-            "max_turns": "ignored: games are solved to their end", "tie_rule": TIE_RULE,
-            "key_layout": K._asdict(), "engine_version": ENGINE_VERSION,
-            "solver": "layered", "layers": len(layer_ranks),
-            "largest_layer": max([back[str(r)]["states"] for r in layer_ranks] + [0]),
-            "peak_bytes": peak_rss_bytes(), "disk_bytes": work.disk_bytes(),
-            "work_dir": None if temporary is not None else str(root),
-            "layer_ranks": layer_ranks, "over_keys": prog["over_keys"], "layers_detail": detail,
-        }
-        if config.custom_board:
-            from midnight_env.solve.solution import board_dict
-
-            meta["board"] = board_dict(config.board)
-        result = LayeredSolution(config=config, objective=objective, layout=K, meta=meta,
-                                 work_dir=None if temporary is not None else root)
+        kept = root if temporary is None else None  # the work directory, where it outlives the run
+        meta = layered_meta(work, config, objective, K, start, first, value, tolerance, work_dir=kept)
+        result = LayeredSolution(config=config, objective=objective, layout=K, meta=meta, work_dir=kept)
         if temporary is not None:
             result.work_dir = root
             result.solution()
@@ -653,6 +520,34 @@ def solve_layered(variant: str | GameConfig = "midnight_party", num_players: int
     finally:
         if temporary is not None:
             temporary.cleanup()
+
+
+def layered_meta(work: Work, config: GameConfig, objective: str, K: KeyLayout, start: GameState | None,
+                 first: np.uint64, value: float, tolerance: float, work_dir: Path | None) -> dict[str, Any]:
+    """The solution's metadata (``solution.solution_meta``, as the whole solver's) from the solved
+    layers' numbers, then the layers': how many, the largest, peak memory, disk, each layer's."""
+    prog = work.progress
+    layer_ranks = sorted(int(r) for r in prog["forward"])
+    back = [prog["backward"][str(r)] for r in layer_ranks]
+    over = len(prog["over_keys"])
+    states = sum(b["states"] for b in back) + over
+    meta = solution_meta(
+        config, objective, K, start, first, value=value, states=states, edges=sum(b["edges"] for b in back),
+        decisions=sum(b["decisions"] for b in back), components=sum(b["components"] for b in back) + over,
+        largest_component=max([b["largest_component"] for b in back] + [1]),
+        residual=max([b["residual"] for b in back] + [0.0]), tolerance=tolerance,
+        sweeps=(sum(b["swept"] for b in back) + over) / max(states, 1),
+        most_sweeps=max([b["most_sweeps"] for b in back] + [0]), seconds_states=prog["seconds_states"],
+        seconds_values=prog["seconds_values"], memory_bytes=max([b["memory_bytes"] for b in back] + [0]))
+    detail = [{"rank": r, **{k: prog["forward"][str(r)][k] for k in ("seeds", "seconds")},
+               **{k: b[k] for k in ("states", "edges", "components", "largest_component", "residual",
+                                    "most_sweeps", "memory_bytes")},
+               "seconds_values": b["seconds"]} for r, b in zip(layer_ranks, back)]
+    meta.update(solver="layered", layers=len(layer_ranks), largest_layer=max([b["states"] for b in back] + [0]),
+                peak_bytes=peak_rss_bytes(), disk_bytes=work.disk_bytes(),
+                work_dir=None if work_dir is None else str(work_dir), layer_ranks=layer_ranks,
+                over_keys=prog["over_keys"], layers_detail=detail)
+    return meta
 
 
 __all__ = ["solve_layered", "LayeredSolution", "key_rank", "key_ranks", "TERMINAL_RANK"]

@@ -30,7 +30,7 @@ from numba import njit
 
 from midnight_env.arena.agent import Agent, Decisions, decide
 from midnight_env.core.state import MOVE, PLACE
-from midnight_env.solve.solution import Solution, booked_points, seat_modes, state_modes
+from midnight_env.solve.solution import MAX_TURNS_IGNORED, Solution, booked_points, seat_modes, state_modes
 from midnight_env.solve.values import (
     MAXIMISE,
     MINIMISE,
@@ -171,7 +171,6 @@ def play_values(solution: Solution, agents: list[Agent], games: int = 10_000, se
     to their end by ``agents`` (one per seat): seat 0's points, seat 0's points minus seat 1's,
     or seat 0's wins (a tie 1/2)."""
     from midnight_env.arena.play import play_batch
-    from midnight_env.solve.solution import MAX_TURNS_IGNORED
 
     engine = solution.engine
     assert engine.config.options["max_turns"] == MAX_TURNS_IGNORED

@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from midnight_env.core.board import Board
+from midnight_env.core.board import ROOM_KINDS, Board, board_from_dict
 from midnight_env.core.config import GameConfig, make_config
 from midnight_env.core.engine import ENGINE_VERSION, Engine
-from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState, empty_state
 from midnight_env.solve.graph import (
     BAD_KEY,
     REWARD_DIFFERENCE,
@@ -52,9 +52,15 @@ from midnight_env.solve.graph import (
     SolveError,
     StateGraph,
     build_graph,
+)
+from midnight_env.solve.keys import (
+    KeyedStates,
+    KeyLayout,
+    decode_games,
+    encode_games,
+    key_layout,
     terminal_outcomes,
 )
-from midnight_env.solve.keys import KeyLayout, decode_games, encode_games, key_layout, key_phases, key_players
 from midnight_env.solve.layer_store import LayerStore, open_layer_store
 from midnight_env.solve.values import (
     CHANCE,
@@ -132,7 +138,7 @@ def state_modes(graph: StateGraph, objective: str) -> np.ndarray:
 
 
 @dataclass
-class Solution:
+class Solution(KeyedStates):
     """Every state of a solved set-up: keys, values and optimal actions (see the module docstring).
 
     States are numbered as in ``keys``: the order the solver found them (its ``graph`` then
@@ -160,18 +166,12 @@ class Solution:
         return self._engine
 
     @property
-    def num_states(self) -> int:
-        return len(self.keys)
-
-    @property
     def value(self) -> float:
         """The start's value as a final result (module docstring)."""
         return float(self.meta["value"])
 
     def describe(self) -> str:
-        opts = ", ".join(f"{k}={v}" for k, v in self.config.options.items() if k != "max_turns")
-        board = f", board {self.config.board.name}" if self.config.custom_board else ""
-        return f"{self.config.variant}, {self.config.num_players} player(s), {opts}{board}, objective {self.objective}"
+        return describe_set_up(self.config, self.objective)
 
     def check_engine(self, engine: Engine) -> None:
         """ValueError naming every way ``engine``'s game differs from the solved one (max_turns
@@ -274,21 +274,11 @@ class Solution:
         render or to ask an agent."""
         ids = np.atleast_1d(np.asarray(ids, dtype=np.int64))
         r = self.engine.rules
-        from midnight_env.core.state import empty_state
-
         state = empty_state(len(ids), r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests,
                             r.num_actions)
         decode_games(np.ascontiguousarray(self.keys[ids]), state, r, self.layout)
         self.engine.refresh_legal(state)
         return state
-
-    @property
-    def phases(self) -> np.ndarray:
-        return key_phases(self.keys)
-
-    @property
-    def players(self) -> np.ndarray:
-        return key_players(self.keys, self.layout)
 
     @property
     def start(self) -> int:
@@ -329,8 +319,6 @@ def save_layers_pointer(meta: dict[str, Any], layers_dir: str | Path, directory:
 
 def board_dict(board: Board) -> dict:
     """A board as the JSON definition ``board.board_from_dict`` reads."""
-    from midnight_env.core.board import ROOM_KINDS
-
     data = {"name": board.name, "description": board.description, "gallery_squares": board.num_squares,
             "arrow_square": board.arrow_square,
             "rooms": [{"door": int(d), "kind": ROOM_KINDS[int(k)], "name": n}
@@ -426,24 +414,44 @@ def solve(variant: str | GameConfig | Engine = "midnight_party", num_players: in
                         TIE_TOLERANCE)
     finished = time.perf_counter()
     value = float(V[0]) + booked_points(start if start is not None else engine.new_games([0]), objective)[0]
-    memory = graph.nbytes() + V.nbytes + best.nbytes + mode.nbytes
-    meta = {
+    meta = solution_meta(config, objective, layout, start, first, value=value, states=graph.num_states,
+                         edges=graph.num_edges, decisions=int(((mode == MAXIMISE) | (mode == MINIMISE)).sum()),
+                         components=components, largest_component=biggest, residual=residual, tolerance=tolerance,
+                         sweeps=sweeps, most_sweeps=largest, seconds_states=enumerated - started,
+                         seconds_values=finished - enumerated,
+                         memory_bytes=graph.nbytes() + V.nbytes + best.nbytes + mode.nbytes)
+    return Solution(config=config, objective=objective, layout=layout, keys=graph.keys, values=V, best=best,
+                    meta=meta, graph=graph, _engine=engine)
+
+
+def solution_meta(config: GameConfig, objective: str, layout: KeyLayout, start: GameState | None, first: np.uint64,
+                  *, value: float, states: int, edges: int, decisions: int, components: int,
+                  largest_component: int, residual: float, tolerance: float, sweeps: float, most_sweeps: int,
+                  seconds_states: float, seconds_values: float, memory_bytes: int) -> dict[str, Any]:
+    """A solution's metadata (``solution.json``, module docstring), as both solvers write it (the
+    layered solver adds its layers' numbers after these): the set-up, solved from ``start`` (None:
+    the set-up; else the game whose key is ``first``), and the numbers of the solve."""
+    return {
         "format": FORMAT, "variant": config.variant, "players": config.num_players,
         "options": dict(config.options), "board": board_dict(config.board) if config.custom_board else None,
-        "objective": objective, "value": value, "value_means": value_means(config, objective),
+        "objective": objective, "value": float(value), "value_means": value_means(config, objective),
         "start": "set-up" if start is None else int(first),
-        "states": graph.num_states, "edges": graph.num_edges,
-        "decisions": int(((mode == MAXIMISE) | (mode == MINIMISE)).sum()),
-        "components": components, "largest_component": biggest,
+        "states": int(states), "edges": int(edges), "decisions": int(decisions),
+        "components": int(components), "largest_component": int(largest_component),
         "residual": float(residual), "tolerance": tolerance, "sweeps": round(float(sweeps), 3),
-        "most_sweeps": int(largest),
-        "seconds": round(finished - started, 3), "seconds_states": round(enumerated - started, 3),
-        "seconds_values": round(finished - enumerated, 3), "memory_bytes": int(memory),
+        "most_sweeps": int(most_sweeps),
+        "seconds": round(seconds_states + seconds_values, 3), "seconds_states": round(seconds_states, 3),
+        "seconds_values": round(seconds_values, 3), "memory_bytes": int(memory_bytes),
         "max_turns": "ignored: games are solved to their end", "tie_rule": TIE_RULE,
         "key_layout": layout._asdict(), "engine_version": ENGINE_VERSION,
     }
-    return Solution(config=config, objective=objective, layout=layout, keys=graph.keys, values=V, best=best,
-                    meta=meta, graph=graph, _engine=engine)
+
+
+def describe_set_up(config: GameConfig, objective: str) -> str:
+    """A solved set-up in words: variant, players, rule options (max_turns aside), board, objective."""
+    opts = ", ".join(f"{k}={v}" for k, v in config.options.items() if k != "max_turns")
+    board = f", board {config.board.name}" if config.custom_board else ""
+    return f"{config.variant}, {config.num_players} player(s), {opts}{board}, objective {objective}"
 
 
 def value_means(config: GameConfig, objective: str) -> str:
@@ -472,8 +480,6 @@ def load_solution(directory: str | Path) -> Solution:
         raise ValueError(f"{meta_path}: not valid JSON ({err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: not a solution (format {FORMAT} expected)")
-    from midnight_env.core.board import board_from_dict
-
     board = board_from_dict(meta["board"], str(meta_path)) if meta.get("board") else None
     config = make_config(meta["variant"], meta["players"], board=board, **meta["options"])
     layout = KeyLayout(**meta["key_layout"])

@@ -209,8 +209,11 @@ def settle_roll(v, c, comp_of, V, mode, edge_start, edge_to, edge_label, edge_re
 
 
 @njit(**_SWEEP)
-def _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward, weight, tolerance,
-             max_sweeps, V, comp_of):
+def iterate_in_place(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward, weight,
+                     tolerance, max_sweeps, V, comp_of):
+    """:func:`iterate_values` on arrays the caller holds: ``V`` (the values to start from, the
+    FIXED states' kept) is updated in place, ``comp_of`` (n,) int32 is scratch. Returns (sweeps,
+    largest)."""
     n = mode.shape[0]
     for c in range(comp_start.shape[0] - 1):
         for k in range(comp_start[c], comp_start[c + 1]):
@@ -270,8 +273,8 @@ def iterate_values(members, comp_start, mode, inline, edge_start, edge_to, edge_
     states keep theirs."""
     V = np.zeros(len(mode)) if initial is None else np.asarray(initial, dtype=np.float64)
     comp_of = np.empty(len(mode), np.int32)
-    sweeps, largest = _iterate(members, comp_start, mode, inline, edge_start, edge_to, edge_label, edge_reward,
-                               weight, tolerance, max_sweeps, V, comp_of)
+    sweeps, largest = iterate_in_place(members, comp_start, mode, inline, edge_start, edge_to, edge_label,
+                                       edge_reward, weight, tolerance, max_sweeps, V, comp_of)
     return V, sweeps, largest
 
 

@@ -14,6 +14,9 @@ Hugo's distance to a guest on gallery square ``s`` is the steps he needs to step
 the stairs his steps to the arrow square and on, on the gallery ``(s - his square) mod S``.
 ``hugo_moves`` divides it by his speed (midnight_party: fixed; hidden_castle: the clock's),
 rounding up: 1 means his next Hugo face captures the guest where it stands.
+
+(This is play on a solution's whole graph; ``midnight_env.analysis`` is something else: each
+decision of one recorded game judged against a solution or an evaluator.)
 """
 
 from __future__ import annotations
