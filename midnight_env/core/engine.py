@@ -24,6 +24,7 @@ from midnight_env.core import rules as K
 from midnight_env.core.actions import ActionError, ActionLayout
 from midnight_env.core.config import CASTLE_START_POINTS, GameConfig, make_config
 from midnight_env.core.dice import CHANCE_OUTCOMES, HUGO
+from midnight_env.core.one_game import entry_point, make_game_ref, random_one, step_one
 from midnight_env.core.random_choice import random_legal_choices
 from midnight_env.core.scoring import ranks, winners
 from midnight_env.core.state import (
@@ -44,9 +45,17 @@ from midnight_env.core.state import (
     threaded_fits_checker,
 )
 from midnight_env.infra.seeds import check_seed, check_seeds
-from midnight_env.infra.threads import task_size, threaded
+from midnight_env.infra.threads import Site
 
+_INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)  # (numpy's dtypes of native byte order are unique)
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
+_STEP = Site("engine.step")  # serial or threaded step, whichever this process measures faster
+_FITS = Site("engine.fits")  # the quick state check before a step, likewise
+
+
+def _fits_threaded(fields, limits, size) -> bool:
+    """The threaded quick check, compiled only once a batch may run it."""
+    return threaded_fits_checker()(fields, limits, size)
 
 
 def integer_values(values, what: str, allowed: str, error: type[ValueError] = ValueError) -> np.ndarray:
@@ -158,10 +167,7 @@ class Engine:
         args = (tuple(state) if fields is None else fields, self._kernel_rules,
                 no_actions if actions is None else actions, no_actions if faces is None else faces, auto_roll,
                 no_faces_out if faces_out is None else faces_out)
-        if threaded(b):
-            K.step_parallel(*args, task_size(b))
-        else:
-            K.step_serial(*args)
+        _STEP.run(b, K.step_serial, K.step_parallel, *args)  # the one measured faster (infra.threads)
 
     def _scratch(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """(b,) -1 actions (no decision, no die face) and a faces-out buffer nobody reads."""
@@ -178,6 +184,12 @@ class Engine:
         (the envs, an agent's search on copies of legal positions), as an int64 array of one
         action per game; a wrong action then plays a wrong game without a word.
         """
+        one = self._one  # a batch of one: one compiled call (``core.one_game``)
+        if one is None or one[0] is not state:
+            one = self._one_handle(state)
+        if (one is not None and type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (1,)
+                and one[2](one[1], actions[0], check, True) == 0):
+            return
         if check:
             fields = self._fields(state)
             actions = self.check_actions(state, actions)
@@ -188,6 +200,12 @@ class Engine:
     def apply_action(self, state: GameState, actions, check: bool = True) -> None:
         """Apply decisions only; games stop at their next roll (a chance node) or decision.
         ``check``: as for :meth:`step`."""
+        one = self._one  # a batch of one: one compiled call (``core.one_game``)
+        if one is None or one[0] is not state:
+            one = self._one_handle(state)
+        if (one is not None and type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (1,)
+                and one[2](one[1], actions[0], check, False) == 0):
+            return
         if check:
             fields = self._fields(state)
             actions = self.check_actions(state, actions)
@@ -314,8 +332,7 @@ class Engine:
             fields = tuple(state)
             try:
                 b = fields[0].shape[0]
-                if (threaded_fits_checker()(fields, self._limits, task_size(b)) if threaded(b)
-                        else fits_checker()(fields, self._limits)):
+                if _FITS.run(b, fits_checker(), _fits_threaded, fields, self._limits):
                     return fields
             except (TypeError, AttributeError, IndexError):  # not arrays of the engine's dtypes, dimensions and
                 pass  # layout (a read-only or a strided one): the full check tells
@@ -372,6 +389,12 @@ class Engine:
 
     def random_actions(self, state: GameState, rng: np.ndarray) -> np.ndarray:
         """Uniform legal choices from per-game uint64 streams ``rng`` (-1 where none is due)."""
+        one = self._one
+        if (one is not None and one[0] is state and type(rng) is np.ndarray and rng.dtype is _UINT64
+                and rng.shape == (1,) and rng.flags.writeable):  # a batch of one: one compiled call
+            out = np.empty(1, np.int64)
+            one[3](one[1], rng, out)
+            return out
         return random_legal_choices(state.legal, rng)
 
     def winners(self, state: GameState, i: int = 0) -> list[int]:
@@ -397,6 +420,50 @@ class Engine:
     def speed(self, state: GameState, i: int = 0) -> int:
         """Hugo's steps per move in game ``i`` (hidden_castle: by the clock)."""
         return int(K.hugo_speed(state.clock, self.rules, i))
+
+    # -- one game at a time ------------------------------------------------------------------------
+    # (state, its handle, step_one and random_one compiled for it): the last batch of one stepped,
+    # which ``step``, ``apply_action`` and ``random_actions`` advance in one compiled call each
+    _one: tuple | None = None
+    _ones: tuple = ()  # the last few ``_one`` (states stepped in turn: two envs on one engine)
+    _one_seen: tuple = ()  # the last few states stepped once (a second step gives them a handle)
+
+    def _one_handle(self, state: GameState) -> tuple | None:
+        """``_one`` for ``state``, a batch of one of this engine's dtypes and shapes as writable
+        contiguous arrays (kept for the next call: its arrays stay the same), else None. The
+        compiled calls check the state's values as ``_fields`` does, the action as
+        ``check_actions`` does, and change nothing where one fails: the batch path then says what.
+        A state is given a handle at its second step: a search that steps each of many copies
+        once keeps the batch path, which costs less than making a handle."""
+        for one in self._ones:
+            if one[0] is state:
+                self._one = one
+                return one
+        if not any(seen is state for seen in self._one_seen):
+            self._one_seen = (state,) + self._one_seen[:3]
+            return None
+        if type(state) is not GameState:
+            return None
+        fields = tuple(state)
+        try:
+            if fields[0].shape != (1,) or not layout_checker()(fields, self._limits):
+                return None
+        except (TypeError, AttributeError, IndexError):  # not arrays of the engine's dtypes and layout
+            return None
+        handle = make_game_ref(fields, self._kernel_rules, self._limits)
+        kernels = self.__dict__.get("_one_kernels")
+        if kernels is None:  # the handle's types are the same for every state of this engine
+            kernels = self._one_kernels = (entry_point(step_one, handle, 0, True, True),
+                                           entry_point(random_one, handle, np.zeros(1, np.uint64),
+                                                       np.zeros(1, np.int64)))
+        one = self._one = (state, handle) + kernels
+        self._ones = (one,) + self._ones[:3]
+        return one
+
+    def __getstate__(self) -> dict:
+        """The engine without its batch-of-one handles and their compiled entry points (made again
+        on use): pickles and copies hold the rules only."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_one", "_ones", "_one_seen", "_one_kernels")}
 
 
 __all__ = ["Engine", "ENGINE_VERSION"]

@@ -39,7 +39,7 @@ from numba import njit, prange
 from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
 from midnight_env.core.dice import NUMBERS
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState
-from midnight_env.infra.threads import task_size, threaded  # one rule for every kernel
+from midnight_env.infra.threads import Site  # one rule for every kernel
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
 ROLL_SLOT = np.zeros(max(NUMBERS) + 1, np.int64)  # roll 1, 2, 4, 5 -> its one-hot slot 0..3
@@ -277,14 +277,15 @@ def encode_deciding_parallel(s, R, off, inv_guests, inv_points, out, size):
     encode_parallel(s, R, None, None, off, inv_guests, inv_points, out, size)
 
 
+_ENCODE = Site("observation.encode_deciding")  # serial or threaded, whichever is measured faster
+_ENCODE_SOME = Site("observation.encode")
+
+
 def encode_deciding(engine, state: GameState, out: np.ndarray) -> np.ndarray:
     """Every game of ``state`` seen by its deciding seat, written into ``out`` (B, D) float32."""
     lay = observation_layout(engine)
     args = (state, engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, out)
-    if threaded(state.batch_size):
-        encode_deciding_parallel(*args, task_size(state.batch_size))
-    else:
-        encode_deciding_serial(*args)
+    _ENCODE.run(state.batch_size, encode_deciding_serial, encode_deciding_parallel, *args)
     return out
 
 
@@ -315,10 +316,7 @@ def encode_observations(engine, state: GameState, games=None, seats=None, out: n
         raise ValueError(f"out must be a float32 array of shape {(games.shape[0], lay.size)}, "
                          f"got {out.dtype} {out.shape}")
     args = (state, engine.rules, games, seats, lay.offsets, lay.inv_guests, lay.inv_points, out)
-    if threaded(games.shape[0]):
-        encode_parallel(*args, task_size(games.shape[0]))
-    else:
-        encode_serial(*args)
+    _ENCODE_SOME.run(games.shape[0], encode_serial, encode_parallel, *args)
     return out
 
 

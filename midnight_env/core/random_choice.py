@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from midnight_env.core.dice import next_random
-from midnight_env.infra.threads import task_size, threaded
+from midnight_env.infra.threads import Site
 
 # compile options of the helpers: no reference counting (they never allocate; see rules.py)
 _RULE = dict(cache=True, _nrt=False)
@@ -165,12 +165,12 @@ def random_legal_actions_parallel(legal, rng, out, size):
         _choose_rows(legal, rng, out, c * size, min(b, (c + 1) * size))
 
 
+_CHOOSE = Site("random_choice")  # serial or threaded, whichever this process measures faster
+
+
 def random_legal_choices(legal: np.ndarray, rng: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(B,) a uniformly random legal entry of each row of the (B, A) mask ``legal`` (-1 for a row
     without any), drawn from per-row uint64 streams ``rng``; threaded for large batches."""
     out = np.empty(legal.shape[0], np.int64) if out is None else out
-    if threaded(legal.shape[0]):
-        random_legal_actions_parallel(legal, rng, out, task_size(legal.shape[0]))
-    else:
-        random_legal_actions(legal, rng, out)
+    _CHOOSE.run(legal.shape[0], random_legal_actions, random_legal_actions_parallel, legal, rng, out)
     return out

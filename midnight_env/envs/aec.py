@@ -106,7 +106,7 @@ from pettingzoo import AECEnv
 from midnight_env.core.actions import ActionError
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_chunk, observation_layout
-from midnight_env.core.rules import step_serial
+from midnight_env.core.one_game import entry_point, env_step, make_env_ref
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
 from midnight_env.envs.env_common import EnvOptions, check_render_mode, machine_code, observation_space
@@ -118,14 +118,6 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 
 class OrderError(RuntimeError):
     """A method called out of order (``step`` before ``reset``)."""
-
-
-@njit(cache=True)
-def _step_and_observe(s, R, actions, faces, faces_out, off, inv_guests, inv_points, obs):
-    """One decision of game 0 (rolling on to the next decision, as ``Engine.step``), then the
-    observation of the seat that decides next, in one call."""
-    step_serial(s, R, actions, faces, True, faces_out)
-    encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
 
 
 @njit(cache=True)
@@ -172,9 +164,7 @@ class MidnightEnv(AECEnv):
         self._seeder: np.random.Generator | None = None
         self.game_state = None  # the engine's GameState, a batch of one (``state()`` is PettingZoo's)
         self.seed_used: int | None = None
-        self._act = np.full(1, -1, np.int64)  # the action of game 0, handed to the kernel
-        self._faces = np.full(1, -1, np.int64)  # no injected die faces: dice come from the game's stream
-        self._faces_out = np.full(1, -1, np.int8)
+        self._ref = None  # the game's handle for the kernels (``core.one_game``), one per reset
         self._step_kernel = self._observe_kernel = None
         self._obs_agent = self._obs = None  # the deciding agent's observation, kept until it changes
         self.agents: list[str] = []
@@ -201,9 +191,10 @@ class MidnightEnv(AECEnv):
         self.game_state = s = eng.new_games([game_seed])
         lay = self._lay
         obs = np.empty(self.obs_size, np.float32)
-        if self._step_kernel is None:  # the state's types are the same after every reset
-            self._step_kernel = machine_code(_step_and_observe, s, eng.rules, self._act, self._faces,
-                                              self._faces_out, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+        mask = np.empty(self.num_actions, np.int8)
+        self._ref = make_env_ref(tuple(s), eng._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+        if self._step_kernel is None:  # the handle's and the state's types are the same after every reset
+            self._step_kernel = entry_point(env_step, self._ref, 0, obs, mask)
             self._observe_kernel = machine_code(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
                                                  lay.inv_points, obs)
 
@@ -219,7 +210,7 @@ class MidnightEnv(AECEnv):
         self._obs_agent = None
         self._obs = None
         self._has_reset = True
-        forced = self._play_forced(obs) if self.auto_forced else None
+        forced = self._play_forced(obs, mask) if self.auto_forced else None
         if s.phase[0] == OVER:  # possible only with max_turns tiny and forced play
             self._finish()
             return
@@ -241,7 +232,6 @@ class MidnightEnv(AECEnv):
                                   f"got {action!r}")
             self._was_dead_step(action)
             return
-        s = self.game_state
         try:
             a = operator.index(action)
         except TypeError:
@@ -251,23 +241,28 @@ class MidnightEnv(AECEnv):
         if not 0 <= a < self.num_actions:
             raise ActionError(f"{agent}: action {a} is out of the action space Discrete({self.num_actions}): "
                               f"allowed are 0..{self.num_actions - 1}; legal now: {self._legal_text()}")
-        if not s.legal[0, a]:
+        # one compiled call: the action's legality, the decision, the rolls to the next decision, its
+        # observation and mask (fresh arrays every step: a caller may keep them)
+        obs = np.empty(self.obs_size, np.float32)
+        mask = np.empty(self.num_actions, np.int8)
+        code = self._step_kernel(self._ref, a, obs, mask)  # seat to decide + 8 game over + 16 points changed
+        if code < 0:  # not legal: nothing changed
+            s = self.game_state
             message = self.engine.illegal_message(s, 0, a).replace("game 0: ", f"{agent}: ", 1)
             if self.illegal == "raise":
                 raise ActionError(message)
             self._penalize(agent, a, message)
             return
-
-        self._act[0] = a
-        obs = np.empty(self.obs_size, np.float32)
-        lay = self._lay
-        self._step_kernel(s, self.engine.rules, self._act, self._faces, self._faces_out, lay.offsets,
-                          lay.inv_guests, lay.inv_points, obs)
-        forced = self._play_forced(obs) if self.auto_forced else None
+        forced = None
+        if self.auto_forced:
+            forced = self._play_forced(obs, mask)
+            if forced:
+                s = self.game_state
+                code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + 16
 
         self._cumulative_rewards[agent] = 0.0
         if self.reward_mode == "points":
-            now = s.spooky[0].tolist()
+            now = self.game_state.spooky[0].tolist() if code & 16 else self._points
             if now != self._points:
                 cumulative = self._cumulative_rewards
                 for name, before, after in zip(self.possible_agents, self._points, now):
@@ -279,19 +274,20 @@ class MidnightEnv(AECEnv):
             elif self._rewards_dirty:
                 self._clear_rewards()
                 self._rewards_dirty = False
-        if s.phase[0] == OVER:
+        if code & 8:
             self._finish()
             return
-        nxt = self.possible_agents[s.player[0]]
+        nxt = self.possible_agents[code & 7]
         self.agent_selection = nxt
         self._obs_agent = nxt
-        self._obs = {"observation": obs, "action_mask": s.legal[0].copy()}
+        self._obs = {"observation": obs, "action_mask": mask}
         if forced is not None:
             self.infos[nxt]["forced"] = forced
 
-    def _play_forced(self, obs: np.ndarray) -> list[tuple[int, str]]:
-        """Play decisions with exactly one legal choice (option ``auto_forced``)."""
-        s, lay = self.game_state, self._lay
+    def _play_forced(self, obs: np.ndarray, mask: np.ndarray) -> list[tuple[int, str]]:
+        """Play decisions with exactly one legal choice (option ``auto_forced``); ``obs`` and ``mask``
+        get the observation and mask of the next real decision."""
+        s = self.game_state
         played = []
         while s.phase[0] != OVER:
             legal = np.flatnonzero(s.legal[0])
@@ -299,9 +295,7 @@ class MidnightEnv(AECEnv):
                 break
             a = int(legal[0])
             played.append((int(s.player[0]), self.layout.to_notation(a, int(s.roll[0]))))
-            self._act[0] = a
-            self._step_kernel(s, self.engine.rules, self._act, self._faces, self._faces_out, lay.offsets,
-                              lay.inv_guests, lay.inv_points, obs)
+            self._step_kernel(self._ref, a, obs, mask)
         return played
 
     def _clear_rewards(self) -> None:

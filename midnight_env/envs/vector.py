@@ -42,22 +42,26 @@ depends only on its seed and its actions, never on the batch it runs in.
 
 A step is one compiled call (checks, rules, rewards and observations in a pass over the batch, then
 the finished games' results, final observations and restarts: ``midnight_env.core.vector_kernels``);
-batches of ``midnight_env.infra.threads.PARALLEL_FROM`` games or more (1,024 unless the environment
-variable ``MIDNIGHT_PARALLEL_FROM`` says otherwise) run it on all cores, compiled for the env's
-rule set with its numbers as constants (``midnight_env.core.specialize``: compiled the first time a
-rule set is used on a machine, then cached). Speeds and compile times: BENCHMARKS.md.
+batches of ``midnight_env.infra.threads.PARALLEL_FROM`` games or more (1,024) may run it on all cores,
+compiled for the env's rule set with its numbers as constants (``midnight_env.core.specialize``:
+compiled the first time a rule set is used on a machine, then cached). Whether they do, the process
+measures: threads where they are faster, one core on a machine busy with other work (the same games
+either way; ``MIDNIGHT_PARALLEL_FROM`` fixes it: ``midnight_env.infra.threads``). Speeds and compile
+times: BENCHMARKS.md. ``observation_space`` holds its bounds once, as read-only broadcast views
+(``batched_space``), not once a game.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from copy import deepcopy
 from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.spaces.box import array_short_repr
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
 
 from midnight_env.core import specialize, vector_kernels
 from midnight_env.core.actions import ActionError
@@ -68,9 +72,29 @@ from midnight_env.core.scoring import rank_rewards
 from midnight_env.core.state import GameState
 from midnight_env.envs.env_common import EnvOptions, machine_code, observation_space, play_forced
 from midnight_env.infra.seeds import check_seed, fresh_seed
-from midnight_env.infra.threads import task_size, threaded
+from midnight_env.infra.threads import Site, task_size, threaded
 
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
+_STEP = Site("vector.step")  # serial or threaded step kernel, whichever this process measures faster
+_ENCODE = Site("vector.observations")
+
+
+def batched_box(space: spaces.Box, n: int) -> spaces.Box:
+    """What ``gymnasium.vector.utils.batch_space(space, n)`` gives for a Box, its bounds held once:
+    ``low``, ``high``, ``bounded_below`` and ``bounded_above`` are read-only broadcast views of the
+    single space's (n, *shape), not n copies (``batch_space`` tiles them: 4.5 KB a game here)."""
+    box = spaces.Box(space.low, space.high, dtype=space.dtype, seed=deepcopy(space.np_random))
+    box._shape = (n, *space.shape)
+    for name in ("low", "high", "bounded_below", "bounded_above"):
+        setattr(box, name, np.broadcast_to(getattr(space, name), box._shape))
+    box.low_repr, box.high_repr = array_short_repr(box.low), array_short_repr(box.high)
+    return box
+
+
+def batched_space(space: spaces.Dict, n: int) -> spaces.Dict:
+    """``batch_space(space, n)`` of a Dict of Boxes (the observation space), bounds held once (``batched_box``)."""
+    return spaces.Dict({key: batched_box(sub, n) for key, sub in space.spaces.items()},
+                       seed=deepcopy(space.np_random))
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -100,7 +124,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.render_mode = None
 
         self.single_observation_space = observation_space(self.engine)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.observation_space = batched_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_actions))
 
@@ -126,32 +150,33 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._rewards = np.empty((b, n), np.float32)
         self._terminations = np.empty(b, np.bool_)
         self._truncations = np.empty(b, np.bool_)
-        self._step_kernel = self._encode_kernel = None
-        self._step_module = vector_kernels  # where the step kernel comes from (or a ``specialize`` copy)
+        self._step_kernel = self._encode_kernel = None  # serial kernels
+        self._step_threaded = self._encode_threaded = None  # threaded ones, for batches that may run them
+        self._step_module = vector_kernels  # where the threaded step kernel comes from (or a ``specialize`` copy)
         self._threaded = False
-        self._tasks: tuple[int, ...] = ()
 
     def _compile(self) -> None:
-        """The step kernel and the encoder for this batch, called without per-call dispatch."""
+        """The step kernel and the encoder for this batch, called without per-call dispatch: the
+        serial ones, and for a batch that may run threads (``infra.threads``) the threaded ones too;
+        a ``Site`` then runs whichever this process measures faster (the same games either way)."""
         big = self._threaded = threaded(self.num_envs)
         lay = self._layout
         b, n = self.num_envs, self.num_players
         flags = np.zeros(b, np.bool_)
-        self._tasks = (task_size(b),) if big else ()  # the threaded kernels' last argument
-        # threaded batches: the kernels compiled for these rules where allowed (``specialize``)
-        copy = specialize.specialized(self.engine.rules) if big and specialize.enabled(self.engine.rules) else None
-        self._step_module = copy or vector_kernels
-        step = self._step_module.vector_step_parallel if big else vector_kernels.vector_step_serial
-        self._step_kernel = machine_code(step, self.state,
-                                         self.engine.rules, self._scratch, True, self._faces, self._faces_out,
-                                         self._scratch, True, True, lay.offsets, lay.inv_guests, lay.inv_points,
-                                         self._first_seed, self._episode, self._seeds, self._start_points,
-                                         np.empty((b, n), np.float32), flags, flags, self._forced, self._obs,
-                                         self._agent, self._ended, self._ended_points, self._ended_ranks,
-                                         self._ended_obs, *self._tasks)
-        self._encode_kernel = machine_code(encode_deciding_parallel if big else encode_deciding_serial,
-                                           self.state, self.engine.rules, lay.offsets, lay.inv_guests,
-                                           lay.inv_points, self._obs, *self._tasks)
+        args = (self.state, self.engine.rules, self._scratch, True, self._faces, self._faces_out, self._scratch, True,
+                True, lay.offsets, lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
+                self._start_points, np.empty((b, n), np.float32), flags, flags, self._forced, self._obs, self._agent,
+                self._ended, self._ended_points, self._ended_ranks, self._ended_obs)
+        encode_args = (self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, self._obs)
+        self._step_kernel = machine_code(vector_kernels.vector_step_serial, *args)
+        self._encode_kernel = machine_code(encode_deciding_serial, *encode_args)
+        self._step_threaded = self._encode_threaded = None
+        self._step_module = vector_kernels
+        if big:  # the threaded kernels, compiled for these rules where allowed (``specialize``)
+            copy = specialize.specialized(self.engine.rules) if specialize.enabled(self.engine.rules) else None
+            self._step_module = copy or vector_kernels
+            self._step_threaded = machine_code(self._step_module.vector_step_parallel, *args, task_size(b))
+            self._encode_threaded = machine_code(encode_deciding_parallel, *encode_args, task_size(b))
 
     def _prepare_kernels(self) -> None:
         """Threaded kernels compiled before a fork cannot run in the child (``engine.threaded``):
@@ -238,12 +263,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         forced = np.empty(self.num_envs, np.int64) if self.auto_forced and self.copy else self._forced
         # check the actions, apply them and roll on, forced decisions, rewards, observations; then
         # the finished games recorded and restarted: one compiled call
-        bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._faces, self._faces_out,
-                                   self._scratch, self.auto_forced, self.reward_mode == "points", lay.offsets,
-                                   lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
-                                   self._start_points, rewards, terminations, truncations, forced, obs,
-                                   self._agent, self._ended, self._ended_points, self._ended_ranks,
-                                   self._ended_obs, *self._tasks)
+        args = (state, engine.rules, actions, self.check, self._faces, self._faces_out, self._scratch,
+                self.auto_forced, self.reward_mode == "points", lay.offsets, lay.inv_guests, lay.inv_points,
+                self._first_seed, self._episode, self._seeds, self._start_points, rewards, terminations,
+                truncations, forced, obs, self._agent, self._ended, self._ended_points, self._ended_ranks,
+                self._ended_obs)
+        if self._threaded:
+            bad, k = _STEP.run(self.num_envs, self._step_kernel, self._step_threaded, *args)
+        else:
+            bad, k = self._step_kernel(*args)
         if bad >= 0:  # nothing has changed
             if actions[bad] < -1:
                 raise ValueError(f"game {bad}: action {actions[bad]} is out of range: allowed are "
@@ -267,8 +295,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         obs = np.empty_like(self._obs) if self.copy else self._obs
         lay = self._layout
         self._prepare_kernels()
-        self._encode_kernel(self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs,
-                            *self._tasks)
+        args = (self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+        if self._threaded:
+            _ENCODE.run(self.num_envs, self._encode_kernel, self._encode_threaded, *args)
+        else:
+            self._encode_kernel(*args)
         mask = self.state.legal.copy() if self.copy else self.state.legal
         return {"observation": obs, "action_mask": mask}
 

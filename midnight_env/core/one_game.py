@@ -1,0 +1,145 @@
+"""One game at a time: a decision in one compiled call, without unpacking the state every time.
+
+Calling a compiled kernel from Python unpacks every array it is handed: a ``GameState`` is 20
+arrays and the ``Rules`` 4 more, about 1.3 µs a call, more than the rules of a decision take.
+For a batch of one (the PettingZoo and Gymnasium envs, search trees, ``midnight play``) that is
+most of a step. Here the arrays of one state are gathered once into a handle (a numba
+``StructRef`` holding the same arrays, not copies), which a kernel takes for a pointer:
+
+- :class:`GameRef` (``make_game_ref``): a state, its rules and its limits, for ``Engine.step``
+  and ``Engine.apply_action`` at batch 1 (``step_one``: the quick check of the state and the
+  action's check in the same call as the step).
+- :class:`EnvRef` (``make_env_ref``): a state, its rules and its observation layout, for the
+  PettingZoo env (``env_step``: the action's check, the step, the mask and the observation of
+  the seat to decide next, in one call).
+
+A handle holds its arrays (they live as long as it does) and sees every change made to them
+through the state; the state's values are checked in the kernels as before. ``entry_point``
+gives the compiled code of a kernel for a handle's types, callable without numba's dispatch: the
+callers hand it only handles they made and arguments of the types it was compiled for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, typeof
+from numba.core import types
+from numba.experimental import structref
+
+from midnight_env.core.config import Rules
+from midnight_env.core.observation import encode_chunk
+from midnight_env.core.random_choice import _choose_in_bytes
+from midnight_env.core.rules import advance_games
+from midnight_env.core.state import MOVE, OVER, PLACE, GameState, _games_fit, _shapes_fit
+
+
+@structref.register
+class GameRefType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class GameRef(structref.StructRefProxy):
+    """A batch-1 state with its rules and limits, for :func:`step_one`."""
+
+
+structref.define_proxy(GameRef, GameRefType, ["s", "R", "lim", "act", "faces", "faces_out"])
+
+
+@structref.register
+class EnvRefType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class EnvRef(structref.StructRefProxy):
+    """A batch-1 state with its rules and observation layout, for :func:`env_step`."""
+
+
+structref.define_proxy(EnvRef, EnvRefType, ["s", "R", "act", "faces", "faces_out", "off", "inv_guests",
+                                            "inv_points"])
+
+
+@njit(cache=True)
+def make_game_ref(s, R, lim):
+    """The handle of state ``s`` (a tuple of its fields), rules ``R`` (a tuple) and limits ``lim``."""
+    return GameRef(GameState(*s), Rules(*R), lim, np.full(1, -1, np.int64), np.full(1, -1, np.int64),
+                   np.full(1, -1, np.int8))
+
+
+@njit(cache=True)
+def step_one(g, action, check, auto_roll):
+    """``Engine.step`` (``auto_roll``) or ``Engine.apply_action`` of game 0 of ``g`` with ``action``
+    (-1: none). With ``check``: returns 1, changing nothing, where the state fails the quick
+    check (``state._fits``), 2 where the action is out of range or not legal; else 0."""
+    s = g.s
+    if check:
+        lim = g.lim
+        if not _shapes_fit(s, lim[0], lim[1], lim[2], lim[3], lim[4], lim[9]) or not _games_fit(s, lim, 0, 1):
+            return 1
+        if action < -1 or action >= lim[9]:
+            return 2
+        if action >= 0 and not ((s.phase[0] == PLACE or s.phase[0] == MOVE) and s.legal[0, action] == 1):
+            return 2
+    g.act[0] = action
+    advance_games(s, g.R, 0, 1, g.act, g.faces, auto_roll, g.faces_out)
+    return 0
+
+
+@njit(cache=True)
+def random_one(g, rng, out):
+    """``random_legal_actions`` of game 0 of ``g`` into ``out[0]``: the same choice from ``rng[0]``
+    (the k-th legal entry, k = floor(u * n), by bytes rather than words: a mask of zeros and ones,
+    as the engine keeps it)."""
+    legal = g.s.legal
+    out[0] = _choose_in_bytes(legal[0], 0, legal.shape[1], rng, 0)
+
+
+@njit(cache=True)
+def make_env_ref(s, R, off, inv_guests, inv_points):
+    """The handle of the PettingZoo env's state ``s`` (a tuple), rules ``R`` (a tuple) and
+    observation layout."""
+    return EnvRef(GameState(*s), Rules(*R), np.full(1, -1, np.int64), np.full(1, -1, np.int64),
+                  np.full(1, -1, np.int8), off, inv_guests, inv_points)
+
+
+@njit(cache=True)
+def env_step(g, action, obs, mask):
+    """The PettingZoo env's step of game 0 of ``g``: -1, changing nothing, where ``action`` (in
+    range) is not legal; else the decision, rolled on to the next one, with the observation of
+    the seat to decide next in ``obs`` and its mask in ``mask``, and returns that seat + 8 where
+    the game is over + 16 where spooky points changed."""
+    s = g.s
+    if not ((s.phase[0] == PLACE or s.phase[0] == MOVE) and s.legal[0, action] == 1):
+        return -1
+    n = s.spooky.shape[1]
+    before = np.empty(n, np.int32)
+    for p in range(n):
+        before[p] = s.spooky[0, p]
+    g.act[0] = action
+    advance_games(s, g.R, 0, 1, g.act, g.faces, True, g.faces_out)
+    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
+    for a in range(mask.shape[0]):
+        mask[a] = s.legal[0, a]
+    result = np.int64(s.player[0])
+    if s.phase[0] == OVER:
+        result += 8
+    for p in range(n):
+        if s.spooky[0, p] != before[p]:
+            result += 16
+            break
+    return result
+
+
+def entry_point(kernel, *args):
+    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch
+    (it trusts its arguments to be of these types); the dispatcher itself where numba lacks it."""
+    try:
+        sig = tuple(typeof(a) for a in args)
+        kernel.compile(sig)
+        return kernel.overloads[sig].entry_point
+    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
+        return kernel
+
+
+__all__ = ["GameRef", "EnvRef", "make_game_ref", "step_one", "random_one", "make_env_ref", "env_step", "entry_point"]
