@@ -1,5 +1,12 @@
 """Hostile and careless input (issue 12): each case gets one line naming the value and what is
-allowed, exit 2, and nothing stored is lost or changed. Each test here failed before its fix."""
+allowed, exit 2, and nothing stored is lost or changed. Each test here failed before its fix.
+
+The second round (issue 39) lives beside this file, each module's docstring listing its cases with
+the line each prints: ``test_faults_web.py`` (the server: paths inside ``--data``, bounded
+analyses, every field of a request), ``test_faults_files.py`` (devices, FIFOs, a full disk, an
+endless line, bytes that are not text), ``test_faults_settings.py`` (batch sizes, every trainer's
+settings, nested configs, exploit and solve flags), ``test_faults_api.py`` (hand-made states,
+seeds, indices, faces, actions and rolls of the Python API)."""
 
 from __future__ import annotations
 
