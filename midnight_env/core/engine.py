@@ -319,6 +319,7 @@ class Engine:
         if isinstance(state, GameState):
             try:
                 if layout_checker()(tuple(state), self._limits):
+                    check_writable(state)  # (an older numba passes a read-only array as a writable one)
                     return
             except TypeError:  # not arrays of the engine's dtypes, dimensions and layout: the full check tells
                 pass

@@ -48,14 +48,16 @@ def _wrap_name(name: str, width: int) -> list[str]:
     return lines + [name]
 
 
-def format_table(standings: list[Standing], width: int = 80) -> str:
+def format_table(standings: list[Standing], width: int | None = 80) -> str:
     """Plain-text table, aligned and at most ``width`` columns wide: every figure in full, agent
-    names that do not fit their column wrapped onto the next line. Ranked by rating (``leaderboard``)."""
+    names that do not fit their column wrapped onto the next line (``width=None``: every name on
+    one line, however wide). Ranked by rating (``leaderboard``)."""
     rows = _terminal_rows(standings)
     columns = range(len(_TERMINAL_HEADER))
     widths = [max([len(h) for h in _TERMINAL_HEADER[c]] + [len(r[c]) for r in rows]) for c in columns]
     others = sum(widths) - widths[1] + 2 * (len(widths) - 1)
-    widths[1] = max(12, min(widths[1], width - others))  # the agent column takes what is left
+    if width is not None:
+        widths[1] = max(12, min(widths[1], width - others))  # the agent column takes what is left
 
     def line(cells):
         return "  ".join(x.ljust(w) if c == 1 else x.rjust(w) for c, (x, w) in enumerate(zip(cells, widths))).rstrip()
@@ -70,12 +72,13 @@ def format_table(standings: list[Standing], width: int = 80) -> str:
 
 
 def print_table(standings: list[Standing], title: str = "") -> None:
-    """The standings on stdout as :func:`format_table`, as wide as the terminal (80 columns when
-    stdout is not a terminal). The Markdown and CSV files keep every column on its own."""
-    width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
+    """The standings on stdout as :func:`format_table`, as wide as the terminal; a pipe or a file
+    gets every agent name on one line (scripts read them). The Markdown and CSV files keep every
+    column on its own."""
+    width = max(60, shutil.get_terminal_size((80, 24)).columns) if sys.stdout.isatty() else None
     if title:
         print(title)
-    print(format_table(standings, max(60, width)))
+    print(format_table(standings, width))
     if standings and not np.isnan(standings[0].mu):
         print("ranked by rating (Plackett-Luce, ± 1.96 sigma); mean points ± 95 % by deal")
 
