@@ -16,7 +16,7 @@ import sys
 
 # sub-command modules under midnight_env.commands, in the order `midnight --help` lists them
 COMMANDS = ["simulate", "replay", "analyze", "render", "bench", "agents", "tournament", "play", "serve", "train",
-            "solve", "exploit", "compile"]
+            "solve", "exploit", "compile", "dataset"]
 
 
 def build_parser() -> argparse.ArgumentParser:
