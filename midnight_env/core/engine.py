@@ -184,34 +184,28 @@ class Engine:
         (the envs, an agent's search on copies of legal positions), as an int64 array of one
         action per game; a wrong action then plays a wrong game without a word.
         """
-        one = self._one  # a batch of one: one compiled call (``core.one_game``)
-        if one is None or one[0] is not state:
-            one = self._one_handle(state)
-        if (one is not None and type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (1,)
-                and one[2](one[1], actions[0], check, True) == 0):
-            return
-        if check:
-            fields = self._fields(state)
-            actions = self.check_actions(state, actions)
-        else:
-            fields = None
-        self._run(state, actions, None, True, fields=fields)
+        self._advance(state, actions, check, True)
 
     def apply_action(self, state: GameState, actions, check: bool = True) -> None:
         """Apply decisions only; games stop at their next roll (a chance node) or decision.
         ``check``: as for :meth:`step`."""
-        one = self._one  # a batch of one: one compiled call (``core.one_game``)
+        self._advance(state, actions, check, False)
+
+    def _advance(self, state: GameState, actions, check: bool, auto_roll: bool) -> None:
+        """:meth:`step` (``auto_roll``) and :meth:`apply_action`: a batch of one in one compiled
+        call (``core.one_game``), else checked as asked and run by the batch kernels."""
+        one = self._one
         if one is None or one[0] is not state:
             one = self._one_handle(state)
         if (one is not None and type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (1,)
-                and one[2](one[1], actions[0], check, False) == 0):
+                and one[2](one[1], actions[0], check, auto_roll) == 0):
             return
         if check:
             fields = self._fields(state)
             actions = self.check_actions(state, actions)
         else:
             fields = None
-        self._run(state, actions, None, False, fields=fields)
+        self._run(state, actions, None, auto_roll, fields=fields)
 
     def apply_roll(self, state: GameState, faces=None, check: bool = True) -> np.ndarray:
         """Resolve one roll in every game at ROLL: with the given faces (integers 1, 2, 4, 5, HUGO=0;

@@ -132,8 +132,10 @@ def env_step(g, action, obs, mask):
 
 
 def entry_point(kernel, *args):
-    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch
-    (it trusts its arguments to be of these types); the dispatcher itself where numba lacks it."""
+    """``kernel`` compiled for the types of ``args``, callable without numba's per-call type
+    dispatch, which for a ``GameState`` (a tuple of 20 arrays) costs more than stepping a small
+    batch; the dispatcher itself where numba lacks these internals. Only for arguments whose types
+    never change (an env's or a handle's own arrays): the compiled code trusts them."""
     try:
         sig = tuple(typeof(a) for a in args)
         kernel.compile(sig)

@@ -109,7 +109,7 @@ from midnight_env.core.observation import encode_chunk, observation_layout
 from midnight_env.core.one_game import entry_point, env_step, make_env_ref
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
-from midnight_env.envs.env_common import EnvOptions, check_render_mode, machine_code, observation_space
+from midnight_env.envs.env_common import EnvOptions, check_render_mode, observation_space
 from midnight_env.infra.seeds import SEED_LIMIT, check_seed, fresh_seed
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
@@ -195,7 +195,7 @@ class MidnightEnv(AECEnv):
         self._ref = make_env_ref(tuple(s), eng._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
         if self._step_kernel is None:  # the handle's and the state's types are the same after every reset
             self._step_kernel = entry_point(env_step, self._ref, 0, obs, mask)
-            self._observe_kernel = machine_code(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
+            self._observe_kernel = entry_point(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
                                                  lay.inv_points, obs)
 
         self.agents = self.possible_agents[:]

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from gymnasium import spaces
-from numba import typeof
 
 from midnight_env.core.config import ConfigError
 from midnight_env.core.engine import Engine
@@ -93,15 +92,3 @@ def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = No
         played += buffer >= 0
         engine.step(state, buffer, check=False)
     return played
-
-
-def machine_code(kernel, *args):
-    """``kernel`` compiled for these argument types, callable without numba's per-call type
-    dispatch, which for a ``GameState`` (a tuple of 20 arrays) costs more than stepping a small
-    batch. Only for arrays an env owns, whose types never change: the compiled code trusts them."""
-    try:
-        sig = tuple(typeof(a) for a in args)
-        kernel.compile(sig)
-        return kernel.overloads[sig].entry_point
-    except Exception:  # a numba without these internals: the ordinary (slower) dispatcher
-        return kernel

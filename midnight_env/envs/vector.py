@@ -68,9 +68,10 @@ from midnight_env.core.actions import ActionError
 from midnight_env.core.config import CASTLE_START_POINTS, ConfigError
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
+from midnight_env.core.one_game import entry_point
 from midnight_env.core.scoring import rank_rewards
 from midnight_env.core.state import GameState
-from midnight_env.envs.env_common import EnvOptions, machine_code, observation_space, play_forced
+from midnight_env.envs.env_common import EnvOptions, observation_space, play_forced
 from midnight_env.infra.seeds import check_seed, fresh_seed
 from midnight_env.infra.threads import Site, task_size, threaded
 
@@ -168,15 +169,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 self._start_points, np.empty((b, n), np.float32), flags, flags, self._forced, self._obs, self._agent,
                 self._ended, self._ended_points, self._ended_ranks, self._ended_obs)
         encode_args = (self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, self._obs)
-        self._step_kernel = machine_code(vector_kernels.vector_step_serial, *args)
-        self._encode_kernel = machine_code(encode_deciding_serial, *encode_args)
+        self._step_kernel = entry_point(vector_kernels.vector_step_serial, *args)
+        self._encode_kernel = entry_point(encode_deciding_serial, *encode_args)
         self._step_threaded = self._encode_threaded = None
         self._step_module = vector_kernels
         if big:  # the threaded kernels, compiled for these rules where allowed (``specialize``)
             copy = specialize.specialized(self.engine.rules) if specialize.enabled(self.engine.rules) else None
             self._step_module = copy or vector_kernels
-            self._step_threaded = machine_code(self._step_module.vector_step_parallel, *args, task_size(b))
-            self._encode_threaded = machine_code(encode_deciding_parallel, *encode_args, task_size(b))
+            self._step_threaded = entry_point(self._step_module.vector_step_parallel, *args, task_size(b))
+            self._encode_threaded = entry_point(encode_deciding_parallel, *encode_args, task_size(b))
 
     def _prepare_kernels(self) -> None:
         """Threaded kernels compiled before a fork cannot run in the child (``engine.threaded``):
