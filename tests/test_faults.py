@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import one_line_error, run_cli
 
 import midnight_env
 from midnight_env import ActionError, Engine, VectorEnv
@@ -26,19 +27,6 @@ from midnight_env.cli import main
 from midnight_env.core.config import ConfigError, UnknownOptionError
 from midnight_env.core.records import RecordError, replay_record
 from midnight_env.envs.aec import OrderError
-
-
-def run_cli(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str, *words: str) -> None:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_helpers import one_line_error, run_cli
 
 from midnight_env.cli import main
 from midnight_env.core import records
@@ -42,19 +43,6 @@ from midnight_env.core.records import RecordError, parse_lines
 from midnight_env.tournament import store
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_cli(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str, *words: str) -> None:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
 
 
 def tournament(capsys, db: Path, *extra: str, games: int = 12, batch: int = 4):

@@ -35,22 +35,7 @@ exploit.json, no records. Each test here failed before its fix. The lines, as pr
 from __future__ import annotations
 
 import pytest
-
-from midnight_env.cli import main
-
-
-def run_cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str, *words: str) -> None:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-
+from cli_helpers import one_line_error, run_cli
 
 # small settings, so that a setting that slipped through trains for seconds, not hours, and fails the test
 TINY = {
