@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.core.errors import NumbaError
 
 from midnight_env.core import rules as K
 from midnight_env.core.actions import ActionError, ActionLayout
@@ -167,7 +168,11 @@ class Engine:
         args = (tuple(state) if fields is None else fields, self._kernel_rules,
                 no_actions if actions is None else actions, no_actions if faces is None else faces, auto_roll,
                 no_faces_out if faces_out is None else faces_out)
-        _STEP.run(b, K.step_serial, K.step_parallel, *args)  # the one measured faster (infra.threads)
+        try:
+            _STEP.run(b, K.step_serial, K.step_parallel, *args)  # the one measured faster (infra.threads)
+        except NumbaError:  # an older numba lets a read-only field past the quick check; the kernel cannot take it
+            check_writable(state)
+            raise
 
     def _scratch(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """(b,) -1 actions (no decision, no die face) and a faces-out buffer nobody reads."""
