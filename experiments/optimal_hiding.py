@@ -13,7 +13,10 @@ second after an optimal first: the PNGs ``placement_<variant>.png``) and every m
 optimal play meets, weighted by how often it meets it per game (``optimal_visits``): how often
 the optimal move enters a red room when one is open to it, enters any room rather than walking
 on, passes when it may, leaves a room (hidden_castle), by Hugo's distance in moves and by the
-clock. Tables are printed as markdown (docs/RESEARCH.md quotes them) and, with ``--json``,
+clock. Two more tables: the whole placement (every guest of the set-up placed at its best, at
+random and at its worst, then optimal play: ``whole_placement``) and how optimal play uses the
+rooms per game (green rooms entered and left, the chance of ending at 0 points: ``green_rooms``).
+Tables are printed as markdown (docs/RESEARCH.md quotes them) and, with ``--json``,
 written as one JSON object.
 """
 
@@ -32,7 +35,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from midnight_env.core.board import GREEN, PLAIN, RED  # noqa: E402
 from midnight_env.core.config import make_config  # noqa: E402
+from midnight_env.core.state import MOVE, OVER, PLACE, ROLL  # noqa: E402
 from midnight_env.render.heatmap import placement_figure  # noqa: E402
 from midnight_env.solve import solve  # noqa: E402
 from midnight_env.solve.optimal_play import (  # noqa: E402
@@ -48,12 +53,14 @@ from midnight_env.solve.optimal_play import (  # noqa: E402
     placement_values,
     shares,
 )
-from midnight_env.solve.setups import SET_UPS as ALL_SET_UPS
+from midnight_env.solve.setups import SET_UPS as ALL_SET_UPS  # noqa: E402
+from midnight_env.solve.solution import booked_points, seat_modes  # noqa: E402
+from midnight_env.solve.values import FACE_PROBABILITY, MAXIMISE  # noqa: E402
 
 # the set-ups solved here, of the library's table (name -> variant, players, objective, options)
 SET_UPS = {name: ALL_SET_UPS[name] for name in (
     "solo-mp-r1-g1", "solo-mp-r1-g2", "solo-mp-r1-g3", "solo-mp-r1-g4", "solo-mp-r3-g1", "solo-mp-r3-g2",
-    "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win")}
+    "solo-hc-g1", "solo-hc-g2", "duo-mp-r1-g1-win", "duo-mp-r1-g1-points")}
 QUICK = ["solo-mp-r1-g1", "solo-hc-g1"]
 TRAILING = 19  # a guest Hugo needs 19 or more steps to reach trails at most 9 squares behind him
 MOVES = [0, 1, 2, 3, 4, 5, 6, -1]  # Hugo moves to the guest: 6 stands for 6 or more, -1 for Hugo on the stairs
@@ -64,6 +71,115 @@ def moves_bucket(moves: np.ndarray, on_stairs: np.ndarray) -> np.ndarray:
     """Hugo moves to a guest, 6 or more as 6, and -1 while Hugo is on the stairs (rooms locked).
     0: Hugo stands on the guest's square (a guest in a room whose door square he holds)."""
     return np.where(on_stairs, -1, np.minimum(moves, 6))
+
+
+def whole_placement(solution) -> dict:
+    """Seat 0's whole placement at set-up (every one of its guests, before the first roll) placed
+    at its best, at its worst and uniformly at random, each followed by optimal play (exact).
+
+    With V the solution's values (optimal play from a position on) and r(x, s) what placing on
+    square s books (nothing), a set-up placement x of seat 0 is worth
+    ``W(x) = opt_s [r(x, s) + W(x + s)]`` over its free squares s, where ``opt`` is seat 0's own
+    choice (best: fewest points, or the highest win chance), the opposite (worst) or the mean
+    (random: every free square alike, so every set of squares alike); seat 1's placements (two
+    players) are its own best; W = V from the first position that is not a placement (a roll).
+    ``best`` is the set-up's optimal value; ``best - worst`` what the whole placement is worth.
+    Results as ``Solution.value`` (final spooky points of seat 0 solo, seat 0's win chance or
+    margin in a duo)."""
+    g = solution.graph
+    if g is None:
+        raise ValueError("whole_placement needs the solver's graph: use the solution solve() returned")
+    phases, players, V = g.phases, g.players, solution.values
+    modes = seat_modes(solution.engine.num_players, solution.objective)
+    start = solution.start
+    booked = float(booked_points(solution.engine.new_games([0]), solution.objective)[0])
+    out = {}
+    for how in ("best", "worst", "random"):
+        memo: dict[int, float] = {}
+
+        def worth(x: int, how=how, memo=memo) -> float:
+            if phases[x] != PLACE:
+                return float(V[x])
+            if x not in memo:
+                lo, hi = int(g.edge_start[x]), int(g.edge_start[x + 1])
+                q = np.array([g.edge_reward[e] + worth(int(g.edge_to[e])) for e in range(lo, hi)])
+                maximise = modes[int(players[x])] == MAXIMISE
+                if players[x] == 0 and how == "random":
+                    memo[x] = float(q.mean())
+                else:
+                    maximise ^= bool(players[x] == 0 and how == "worst")
+                    memo[x] = float(q.max() if maximise else q.min())
+            return memo[x]
+
+        out[how] = worth(start) + booked
+    if abs(out["best"] - solution.value) > 1e-9:
+        raise AssertionError(f"the best whole placement {out['best']} is not the optimal value {solution.value}")
+    out["worth"] = abs(out["worst"] - out["best"])  # what the whole placement is worth: worst against best
+    out["random_cost"] = abs(out["random"] - out["best"])  # what placing at random costs against the best
+    return out
+
+
+def room_actions(rules) -> tuple[np.ndarray, np.ndarray]:
+    """Per action index: the kind of room it enters (PLAIN, RED, GREEN; -1: none) and the kind of
+    room it leaves (hidden_castle; -1: none)."""
+    S, R, A = rules.num_squares, rules.num_rooms, rules.num_actions
+    enters = np.full(A, -1, np.int64)
+    leaves = np.full(A, -1, np.int64)
+    for a in range(S, A - 1):  # the moves: (origin, destination) pairs, then the pass
+        origin, dest = divmod(a - S, 1 + R)
+        if dest > 0:
+            enters[a] = int(rules.kind[dest - 1])
+        if S <= origin < S + R:
+            leaves[a] = int(rules.kind[origin - S])
+    return enters, leaves
+
+
+def green_rooms(solution, visits: np.ndarray, batch: int = 200_000) -> dict:
+    """How optimal play uses the rooms, seat 0's, per game (exact: every decision weighted by
+    how often optimal play meets it, ``optimal_visits``): entries into green, red and plain rooms
+    per game, how often it takes a green room out again (hidden_castle) and enters one when it
+    may (a green room needs the exact roll), and the distribution of seat 0's final spooky points
+    (each finished position weighted by the chance that the game ends there)."""
+    g = solution.graph
+    phases, players = g.phases, g.players
+    enters, leaves = room_actions(solution.engine.rules)
+    decide = np.flatnonzero((phases == MOVE) & (players == 0) & (visits > 0))
+    w = visits[decide]
+    best = solution.best[decide].astype(np.int64)
+    out = {f"{name}_entries": float((w * (enters[best] == kind)).sum())
+           for name, kind in (("green", GREEN), ("red", RED), ("plain", PLAIN))}
+    out["green_leaves"] = float((w * (leaves[best] == GREEN)).sum())
+    # a green room open to a guest (the exact roll): any of the decision's edges enters one
+    label = np.clip(g.edge_label.astype(np.int64), 0, None)
+    green_edge = (enters[label] == GREEN).astype(np.int8)
+    may = np.maximum.reduceat(green_edge, g.edge_start[decide]) > 0 if len(decide) else np.zeros(0, bool)
+    out["green_may_per_game"] = float(w[may].sum())
+    out["green_taken_share"] = (float((w[may] * (enters[best[may]] == GREEN)).sum() / w[may].sum())
+                                if w[may].sum() > 0 else float("nan"))
+    # a finished game's key keeps no points: the final points are those of the position before
+    # the end (hidden_castle keeps them in the key, a one-round midnight_party game books all its
+    # points in the round that the position shows) plus what the last step books
+    if solution.layout.off_points >= 0 or solution.config.options.get("rounds") == 1:
+        into = np.flatnonzero(phases[g.edge_to] == OVER)
+        source = np.searchsorted(g.edge_start, into, side="right") - 1
+        label = g.edge_label[into].astype(np.int64)
+        roll = phases[source] == ROLL
+        odds = np.where(roll, FACE_PROBABILITY[np.clip(label, 0, 5)], label == solution.best[source])
+        keep = (odds > 0) & (visits[source] > 0)
+        into, source, mass = into[keep], source[keep], (odds * visits[source])[keep]
+        final = np.zeros(len(into), np.int64)
+        for lo in range(0, len(into), batch):
+            final[lo:lo + batch] = solution.positions(source[lo:lo + batch]).spooky[:, 0]
+        if solution.objective == "points" and solution.engine.num_players == 1:
+            final += g.edge_reward[into]
+        else:  # seat 0's own points: a two-player reward is a difference (or nothing)
+            final = None
+        if final is not None:
+            sums = np.bincount(final - final.min(), weights=mass)
+            out["final_points"] = {int(k + final.min()): float(sums[k]) for k in np.flatnonzero(sums)}
+            out["ends_at_zero"] = out["final_points"].get(0, 0.0)
+            out["ends_below_zero"] = sum(v for k, v in out["final_points"].items() if k < 0)
+    return out
 
 
 def analyse(name: str) -> dict:
@@ -132,6 +248,8 @@ def analyse(name: str) -> dict:
     per["trailing_share"] = float(hist[TRAILING:].sum() / hist.sum()) if hist.sum() > 0 else float("nan")
     per["what"] = {k: shares(t, seat0, v)[0].share for k, v in kinds.items()}
     out["decisions"] = per
+    out["whole_placement"] = whole_placement(solution)
+    out["green_rooms"] = green_rooms(solution, visits)
     out["analysis_s"] = round(time.perf_counter() - solved, 1)
     return out, solution
 
@@ -155,6 +273,34 @@ def markdown(results: list[dict]) -> str:
         second = (f"{p['best_second']} | {fmt(p['second'][p['best_second']], 3)}" if "second" in p else "— | —")
         lines.append(f"| {r['name']} | {r['states']:,} | {fmt(r['value'], 3)} | {p['best_first']} | "
                      f"{fmt(first[p['best_first']], 3)} | {worst} | {fmt(first[worst], 3)} | {second} |")
+    whole = [r for r in results if "whole_placement" in r]
+    if whole:
+        lines += ["", "### The whole placement", "",
+                  "(seat 0's guests all placed at set-up, then optimal play; exact. Solo: expected final spooky "
+                  "points; duo: seat 0's win chance (-win) or its points minus seat 1's (-points), seat 1 placing "
+                  "optimally. First square only: best "
+                  "against worst first square, the others placed optimally)", "",
+                  "| set-up | best whole placement (optimal) | at random | worst whole placement | worth: worst "
+                  "against best | random against best | first square only |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in whole:
+            w, first = r["whole_placement"], np.array(r["placement"]["first"])
+            lines.append(f"| {r['name']} | {fmt(w['best'], 3)} | {fmt(w['random'], 3)} | {fmt(w['worst'], 3)} | "
+                         f"{fmt(w['worth'], 3)} | {fmt(w['random_cost'], 3)} | "
+                         f"{fmt(float(np.nanmax(first) - np.nanmin(first)), 3)} |")
+    green = [r for r in results if "green_rooms" in r]
+    if green:
+        lines += ["", "### Rooms under optimal play (seat 0, per game)", "",
+                  "(expected entries per game, exact; a green room needs the exact roll; final points: where the "
+                  "position shows every point booked, hidden_castle and one-round midnight_party solo)", "",
+                  "| set-up | green rooms entered | green rooms left | takes a green room when it may | red rooms "
+                  "entered | plain rooms entered | ends at 0 points | ends below 0 |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in green:
+            x = r["green_rooms"]
+            lines.append(f"| {r['name']} | {fmt(x['green_entries'])} | {fmt(x['green_leaves'])} | "
+                         f"{pct(x['green_taken_share'])} ({fmt(x['green_may_per_game'])}) | {fmt(x['red_entries'])} "
+                         f"| {fmt(x['plain_entries'])} | {pct(x.get('ends_at_zero'))} | "
+                         f"{pct(x.get('ends_below_zero'))} |")
     lines += ["", "### Decisions of optimal play (seat 0), weighted by how often a game meets them", "",
               "| set-up | decisions / game | enters red when it may | red is optimal (ties included) "
               "| enters a room when it may (from the gallery) | passes when it may | passing is optimal (ties "
@@ -271,7 +417,8 @@ def figures(results: dict, boards: dict, folder: Path) -> list[Path]:
     axes[3].set_ylabel("share of decisions (Hugo on the gallery)", fontsize=8)
     axes[0].set_ylabel("share of such decisions (weighted by visits)")
     handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7)
+    if labels:  # none where only two-player set-ups were run
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     path = folder / "optimal_decisions.png"
     fig.savefig(path, dpi=130)

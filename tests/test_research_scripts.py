@@ -360,3 +360,37 @@ def test_response_shortfall_sums_to_the_exact_gap_state_by_state(capsys):
     assert script.main(["--setup", "solo-mp-r1-g1", "--target", "expert"]) == 2
     err = capsys.readouterr().err
     assert "set-up 'solo-mp-r1-g1' is not a solved two-player set-up: allowed are duo-mp-r1-g1-win" in err
+
+
+def test_the_whole_placement_at_best_worst_and_random_agrees_with_the_placement_values():
+    from midnight_env.solve.optimal_play import placement_values
+
+    script = load_script("optimal_hiding")
+    sol = solve("midnight_party", 1, rounds=1, guests_per_player=2)
+    whole = script.whole_placement(sol)
+    first = placement_values(sol)
+    # the second guest's values after each first square, through the engine (not the graph)
+    second = {s: placement_values(sol, [s]) for s in range(len(first))}
+    assert whole["best"] == pytest.approx(sol.value, abs=1e-9)
+    assert whole["worst"] == pytest.approx(max(np.nanmax(v) for v in second.values()), abs=1e-9)
+    assert whole["random"] == pytest.approx(np.mean([np.nanmean(v) for v in second.values()]), abs=1e-9)
+    assert whole["worth"] > np.nanmax(first) - np.nanmin(first)  # more than the first square alone
+
+
+def test_green_rooms_final_points_are_a_distribution_whose_mean_is_the_optimal_value():
+    from midnight_env.solve.optimal_play import optimal_visits
+
+    script = load_script("optimal_hiding")
+    for sol in (solve("midnight_party", 1, rounds=1, guests_per_player=1), solve("hidden_castle", 1,
+                                                                                  guests_per_player=1)):
+        rooms = script.green_rooms(sol, optimal_visits(sol))
+        final = rooms["final_points"]
+        assert sum(final.values()) == pytest.approx(1, abs=1e-9)
+        assert sum(k * p for k, p in final.items()) == pytest.approx(sol.value, abs=1e-9)
+        assert 0 <= rooms["green_taken_share"] <= 1
+    assert rooms["green_leaves"] > 0  # hidden_castle takes guests out of green rooms
+    # one guest, one round of midnight_party: a green room entered is the game's end at -3, never left
+    mp = solve("midnight_party", 1, rounds=1, guests_per_player=1)
+    rooms = script.green_rooms(mp, optimal_visits(mp))
+    assert rooms["green_entries"] == pytest.approx(rooms["final_points"][-3], abs=1e-9)
+    assert rooms["green_leaves"] == 0
