@@ -106,7 +106,7 @@ def test_training_with_restarts_meets_positions_and_restarts_from_them(tmp_path)
         "batch_games": 40, "hidden_sizes": [8], "eval_every": 0, "eval_deals": 2, "eval_field": ["expert"],
         "run_dir": str(tmp_path), "progress": False, "restarts": 0.3})
     run = training.train(args)
-    series = read_metrics(run["run_dir"] / "metrics.csv")
+    series = read_metrics(run.run_dir / "metrics.csv")
     _, restarted = series["charts/restarted"]
     _, kept = series["charts/frontier"]
     assert restarted[0] == 0 and all(r == 30 for r in restarted[1:])  # none until positions were met

@@ -93,14 +93,14 @@ def assert_training_metadata(meta: dict, seed: int, steps: int) -> dict:
 def test_native_ppo_trains_legally_and_a_seed_decides_the_run(tmp_path):
     runs = [native.main(NATIVE_TINY + ["--run-dir", str(tmp_path / k), "--seed", "3"]) for k in ("a", "b")]
     for run in runs:
-        series = losses_finite(run["run_dir"])
+        series = losses_finite(run.run_dir)
         assert series["charts/illegal_actions"][1] == [0.0] * len(series["charts/illegal_actions"][1])
-        assert run["steps"] == 512
-    a, b = (r["run_dir"] for r in runs)
+        assert run.steps == 512
+    a, b = (r.run_dir for r in runs)
     assert same_weights(a / "model.npz", b / "model.npz")
-    assert runs[0]["eval"] == runs[1]["eval"]
+    assert runs[0].eval == runs[1].eval
     other = native.main(NATIVE_TINY + ["--run-dir", str(tmp_path / "c"), "--seed", "4"])
-    assert not same_weights(a / "model.npz", other["run_dir"] / "model.npz")
+    assert not same_weights(a / "model.npz", other.run_dir / "model.npz")
     for name in ("config.yaml", "metrics.csv", "learning_curve.png", "model.json"):
         assert (a / name).is_file(), name
     training = assert_training_metadata(json.loads((a / "model.json").read_text()), seed=3, steps=512)
@@ -113,7 +113,7 @@ def test_native_imitation_warm_start_learns_the_agents_choices(tmp_path):
                        "--num-steps", "16", "--hidden-sizes", "64", "--imitate", "coward", "--imitate-games", "24",
                        "--imitate-epochs", "6", "--learning-rate", "0.003", "--eval-games", "4", "--eval-opponents",
                        "runner", "--progress", "false", "--run-dir", str(tmp_path)])
-    accuracy = read_metrics(run["run_dir"] / "metrics.csv")["imitation/accuracy"][1]
+    accuracy = read_metrics(run.run_dir / "metrics.csv")["imitation/accuracy"][1]
     assert accuracy[-1] > accuracy[0] + 0.1  # coward's choices are learned (accuracy[0]: the untrained net)
 
 
@@ -275,16 +275,16 @@ def test_sb3_maskable_ppo_learns_legally_and_a_seed_decides_the_run(tmp_path):
 
     runs = [train(load_config(None, {**SB3_TINY, "seed": 5, "run_dir": str(tmp_path / k)})) for k in ("a", "b")]
     for run in runs:
-        losses_finite(run["run_dir"])
-        assert run["steps"] == 256
-        assert sorted(p.name for p in (run["run_dir"] / "checkpoints").glob("*.npz")) == ["step128.npz",
+        losses_finite(run.run_dir)
+        assert run.steps == 256
+        assert sorted(p.name for p in (run.run_dir / "checkpoints").glob("*.npz")) == ["step128.npz",
                                                                                          "step256.npz"]
-    a, b = (r["run_dir"] for r in runs)
+    a, b = (r.run_dir for r in runs)
     assert same_weights(a / "model.npz", b / "model.npz")
-    assert runs[0]["eval"] == runs[1]["eval"]
+    assert runs[0].eval == runs[1].eval
     assert_training_metadata(json.loads((a / "model.json").read_text()), seed=5, steps=256)
     # the last update made the last rollout's decisions with positive advantage more likely, the others less
-    policy, rollout = runs[0]["model"].policy, runs[0]["model"].rollout_buffer
+    policy, rollout = runs[0].model.policy, runs[0].model.rollout_buffer
     obs = torch.as_tensor(rollout.observations.reshape(-1, rollout.observations.shape[-1]))
     actions = torch.as_tensor(rollout.actions.reshape(-1)).long()
     with torch.no_grad():
@@ -320,9 +320,32 @@ def test_midnight_train_runs_maskable_ppo_from_a_config(tmp_path, capsys):
     assert main(["train", "--config", str(tmp_path / "nowhere.yaml")]) == 2
     assert "nowhere.yaml does not exist" in capsys.readouterr().err
     assert main(["train", "--algo", "maskable_ppo", "--override", "reward=speed", "--run-dir", str(tmp_path)]) == 2
-    assert "reward='speed' is not allowed" in capsys.readouterr().err
+    assert "reward='speed' is not one of the choices: allowed are points, rank" in capsys.readouterr().err
     assert main(["train", "--override", "reward=speed", "--run-dir", str(tmp_path)]) == 2  # native has no reward
     assert "unknown setting 'reward'" in capsys.readouterr().err
+
+
+# -- what `midnight train` asks of every trainer ------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ["native", "maskable_ppo", "rllib", "value"])
+def test_every_trainer_is_a_trainer_of_the_protocol_midnight_train_calls(algo):
+    import inspect
+
+    from midnight_env.commands.train import trainer
+    from midnight_env.training.args import Settings
+    from midnight_env.training.trainer import Trainer, TrainResult
+
+    module = trainer(algo)
+    assert isinstance(module, Trainer)
+    assert issubclass(module.Args, Settings) and module.SEEDS == module.Args.SEEDS
+    assert list(inspect.signature(module.load_config).parameters)[:2] == ["path", "overrides"]
+    assert list(inspect.signature(module.train).parameters)[:2] == ["args", "command"]
+    assert inspect.signature(module.train).return_annotation in (TrainResult, "TrainResult")
+    args = module.load_config(None, {"seed": 3})
+    assert isinstance(args, module.Args) and args.seed == 3 and args.config == ""
+    with pytest.raises(ConfigFileError, match="threads=0 is out of range: allowed are 1 or more"):
+        module.load_config(None, {"threads": 0})  # the base's checks, in every trainer
 
 
 # -- the ppo agent and its model files ----------------------------------------------------------------

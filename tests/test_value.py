@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from midnight_agents.model import (
     VALUE_FORMAT,
@@ -33,11 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_DIR = ROOT / "agents" / "models"
 SHIPPED = sorted(p.stem for p in MODELS_DIR.glob("value-*.json"))
 # settings added to Args after a shipped value model was trained, at the value that keeps the old behaviour
-NEWER_THAN_SHIPPED = {"learner_budget": 0, "learner_turns": 0, "learner_others": 1.0, "anneal_timesteps": 0,
+NEWER_THAN_SHIPPED = {"learner_others": 1.0, "anneal_timesteps": 0,
                       "explore_end": -1.0, "greedy_targets": False, "weight_average": 0.0, "members": [],
                       "play": {}, "learner_seat": -1, "learner_records": False, "max_cpu_seconds": 0.0,
-                      "init_member": -1, "resume": False, "openings": 0.0, "opening_length": 20,
-                      "rare_fit": 0.0, "restarts": 0.0, "frontier_size": 200_000}
+                      "init_member": -1, "resume": False, "restarts": 0.0, "frontier_size": 200_000}
 
 
 def value_model(engine: Engine, tmp_path: Path, name: str = "v", seed: int = 0, hidden: int = 16) -> Path:
@@ -360,64 +360,13 @@ def test_greedy_targets_stop_the_return_at_an_explored_move_and_value_the_greedy
     assert not np.allclose(plain, targets)
 
 
-def test_an_exploring_start_plays_its_opening_at_random_and_fits_only_what_follows():
-    from midnight_env.arena.agent import Decisions
-    from midnight_env.core.dice import agent_streams
-    from midnight_env.core.observation import encode_observations
-    from midnight_env.core.state import MOVE, PLACE
-
-    engine = Engine("midnight_party", 2, guests_per_player=2, rounds=1)
-    agents, lineup, seed = [make_agent("expert")], np.zeros((1, 2), np.int64), np.array([5])
-    plain = training.play_and_record(engine, agents, lineup, seed, 10.0)
-    none = training.play_and_record(engine, agents, lineup, seed, 10.0, opening=np.array([0]))
-    assert all(np.array_equal(p, q) for p, q in zip(plain, none))  # an opening of 0: the plain game
-    obs, targets, steps = training.play_and_record(engine, agents, lineup, seed, 10.0, opening=np.array([3]))
-    # the same game step by step: three random decisions from the game's own stream, then expert's
-    state, rng = engine.new_games(seed), agent_streams(seed)
-    after, booked, randomly = [], [], []
-    while state.phase[0] in (PLACE, MOVE):
-        mover, decisions = int(state.player[0]), Decisions(engine, state, np.array([0]), rng, seed)
-        wild = len(after) < 3
-        action = decisions.random_choice() if wild else agents[0].act(decisions)
-        randomly.append(wild and action[0] != agents[0].act(Decisions(engine, state.take(np.array([0])),
-                                                                          np.array([0]), rng.copy(), seed))[0])
-        engine.apply_action(state, action, check=False)
-        after.append(encode_observations(engine, state, np.array([0]), np.array([mover])).astype(np.float16)[0])
-        booked.append((mover, state.spooky[0].astype(float)))
-        engine.roll_on(state)
-    assert steps == len(after) and len(obs) == len(targets) == steps - 3
-    assert np.array_equal(obs, np.array(after[3:]))  # the opening's afterstates are not fitted
-    final = state.spooky[0].astype(float)  # the rest's targets: the points booked to the end, as ever
-    assert np.allclose(targets * 10, [np.roll(final - b, -m) for m, b in booked[3:]], atol=1e-4)
-    assert any(randomly)  # (this seed's opening is not expert's own play)
-
-
-def test_rare_afterstates_weigh_as_much_as_common_ones_in_the_fit():
-    obs = np.array([[1, 0], [1, 0], [1, 0], [0, 1]], np.float16)
-    assert np.allclose(training.rarity_weights(obs, 1.0), [1 / 3, 1 / 3, 1 / 3, 1])
-    assert np.allclose(training.rarity_weights(obs, 0.5), [3 ** -0.5] * 3 + [1])
-    # the minibatches are drawn by those weights: a record of weight 0 is never fitted (the
-    # optimizer standing still, the mean loss is the drawn record's own)
-    net = training.Network(2, 2, [4])
-    x, y = torch.from_numpy(obs), torch.tensor([[0.0, 0.0]] * 3 + [[5.0, -5.0]])
-    still = torch.optim.SGD(net.parameters(), lr=0.0)
-    with torch.no_grad():
-        own = ((net(x.float()) - y) ** 2).mean(dim=1)
-    gen = torch.Generator().manual_seed(0)
-    last = torch.tensor([0.0, 0.0, 0.0, 1.0], dtype=torch.float64)
-    only_last = training.fit_values(net, still, x, y, 2, 2, gen, last)
-    assert only_last == pytest.approx(float(own[3]), rel=1e-5)
-    everyone = training.fit_values(net, still, x, y, 1, 4, gen)
-    assert everyone == pytest.approx(float(own.mean()), rel=1e-5)
-
-
 @pytest.mark.slow
 def test_value_training_runs_and_a_seed_decides_the_run(tmp_path):
     tiny = ["--total-timesteps", "3000", "--games-per-iteration", "24", "--batch-games", "12", "--hidden-sizes", "16",
             "--num-players", "3", "--eval-every", "2", "--eval-deals", "2", "--eval-field", "runner",
             "--snapshot-every", "1", "--league", "runner,snapshot", "--td-lambda", "0.7", "--progress", "false"]
     runs = [training.main(tiny + ["--run-dir", str(tmp_path / k), "--seed", "3"]) for k in ("a", "b")]
-    a, b = (r["run_dir"] for r in runs)
+    a, b = (r.run_dir for r in runs)
     with np.load(a / "model.npz") as wa, np.load(b / "model.npz") as wb:
         assert all(np.array_equal(wa[k], wb[k]) for k in wa.files)
     from midnight_env.training.logger import read_metrics
@@ -479,24 +428,21 @@ def test_exploration_falls_linearly_to_its_end_share(tmp_path):
             "--run-dir", str(tmp_path)]
     from midnight_env.training.logger import read_metrics
 
-    steps, shares = read_metrics(training.main(tiny)["run_dir"] / "metrics.csv")["charts/explore"]
+    steps, shares = read_metrics(training.main(tiny).run_dir / "metrics.csv")["charts/explore"]
     assert shares[0] == 0.5 and np.all(np.diff(shares) < 0) and shares[-1] > 0.1
     assert np.allclose(shares[1:], 0.5 - 0.4 * np.minimum(1, np.asarray(steps[:-1]) / 800))
 
 
-@pytest.mark.parametrize(("name", "bad", "allowed"), [("openings", 1.5, "numbers in \\[0, 1\\]"),
-                                                     ("openings", -0.1, "numbers in \\[0, 1\\]"),
-                                                     ("opening_length", 0, "1 or more decisions"),
-                                                     ("rare_fit", -1.0, "0 \\(every record alike\\) or more")])
-def test_exploring_starts_and_rare_fit_out_of_range_are_refused(name, bad, allowed):
-    with pytest.raises(ValueError, match=rf"{name}={bad} is out of range: allowed are {allowed}"):
-        training.train(training.load_config(overrides={name: bad}))
-
-
-@pytest.mark.parametrize("name", ["learner_budget", "learner_turns"])
-def test_a_learner_search_out_of_range_is_refused(name):
-    with pytest.raises(ValueError, match=rf"{name}=-1 is out of range: allowed are 0"):
-        training.train(training.load_config(overrides={name: -1}))
+@pytest.mark.parametrize("name", sorted(training.RETIRED))
+def test_a_deleted_setting_is_read_from_an_old_config_only_where_it_did_nothing(name, tmp_path):
+    off, why = training.RETIRED[name]
+    old = tmp_path / "old.yaml"  # an old run's config.yaml holds every setting of its day
+    old.write_text(yaml.safe_dump({name: off, "games_per_iteration": 8}))
+    assert training.load_config(old).games_per_iteration == 8 and not hasattr(training.load_config(old), name)
+    on = 0.5 if isinstance(off, float) else off + 1
+    with pytest.raises(ValueError, match=rf"setting {name}={on!r} was deleted \(.*commit [0-9a-f]{{7}}\): allowed "
+                                         rf"is only {off!r}, which did nothing"):
+        training.load_config(overrides={name: on})
 
 
 def value_agents_built_by_training(monkeypatch, tmp_path, *options: str) -> list[dict]:
@@ -515,14 +461,6 @@ def value_agents_built_by_training(monkeypatch, tmp_path, *options: str) -> list
     return built
 
 
-def test_the_learner_of_the_training_games_gets_the_search_budget_and_turns_it_is_given(tmp_path, monkeypatch):
-    built = value_agents_built_by_training(monkeypatch, tmp_path, "--eval-every", "0", "--league", "runner",
-                                           "--learner-budget", "300", "--learner-turns", "1")
-    searched = {(kw.get("budget"), kw.get("turns")) for kw in built}
-    assert (300, 1) in searched  # the learner of the training games
-    assert (0, None) in searched  # the one-ply player evaluated and shipped
-
-
 def test_learner_others_weighs_the_others_in_the_learner_its_snapshots_and_its_evaluation(tmp_path, monkeypatch):
     built = value_agents_built_by_training(monkeypatch, tmp_path, "--total-timesteps", "400", "--eval-every", "1",
                                            "--league", "runner,snapshot", "--snapshot-every", "1",
@@ -537,19 +475,19 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
                             "--hidden-sizes", "8", "--num-players", "2", "--eval-deals", "1", "--eval-field", "runner",
                             "--league", "runner", "--progress", "false", "--run-dir", str(tmp_path),
                             "--members", "[{seed: 4}, {seed: 5, learner_others: 0}]", "--play", "{others: 0.5}"])
-    members = [training.ValueModel.load(r["run_dir"] / "model") for r in result["members"]]
-    assert [r["run_dir"].name for r in result["members"]] == ["member0-s4", "member1-s5"]
+    members = [training.ValueModel.load(r.run_dir / "model") for r in result.members]
+    assert [r.run_dir.name for r in result.members] == ["member0-s4", "member1-s5"]
     assert [m.meta["training"]["config"]["learner_others"] for m in members] == [1.0, 0.0]
-    model = ValueModel.load(result["run_dir"] / "model")
+    model = ValueModel.load(result.run_dir / "model")
     engine = Engine("midnight_party", 2)
     obs = np.random.default_rng(0).random((4, observation_size(engine)), np.float32)
     assert np.allclose(model.points_to_come(obs), np.mean([m.points_to_come(obs) for m in members], axis=0), atol=1e-4)
     trained = model.meta["training"]
     assert [m["seed"] for m in model.meta["members"]] == [4, 5] and trained["config"]["members"][1]["seed"] == 5
-    assert trained["env_steps"] == sum(m.meta["training"]["env_steps"] for m in members) == result["steps"]
+    assert trained["env_steps"] == sum(m.meta["training"]["env_steps"] for m in members) == result.steps
     assert trained["cpu_minutes"] >= 0 and trained["command"]
     assert model.meta["play"] == {"others": 0.5} and all("play" not in m.meta for m in members)
-    ensemble = str(result["run_dir"] / "model")
+    ensemble = str(result.run_dir / "model")
     with pytest.raises(ModelError, match="is an ensemble of 2 networks: init_model starts from one network, "
                                          r"init_member=K picks it \(0 to 1\)"):
         training.train(training.load_config(overrides={"init_model": ensemble, "num_players": 2,
@@ -562,7 +500,7 @@ def test_an_ensemble_config_trains_each_member_as_its_own_run_and_ships_their_me
         "init_model": ensemble, "init_member": 1, "num_players": 2, "hidden_sizes": [8], "learning_rate": 0.0,
         "anneal_lr": False, "total_timesteps": 200, "games_per_iteration": 8, "batch_games": 8, "eval_every": 0,
         "run_dir": str(tmp_path / "next"), "weight_average": 0.0}))
-    started = ValueModel.load(frozen["run_dir"] / "model")
+    started = ValueModel.load(frozen.run_dir / "model")
     assert started.meta["training"]["init_model"]["member"] == 1
     assert started.meta["training"]["init_model"]["training"]["seed"] == 5  # member 1's own training
     assert np.allclose(started.points_to_come(obs), members[1].points_to_come(obs), atol=1e-6)
@@ -608,8 +546,8 @@ def test_the_weight_average_is_the_exponential_average_of_the_live_networks_and_
     tiny = ["--total-timesteps", "2400", "--games-per-iteration", "8", "--batch-games", "8", "--hidden-sizes", "8",
             "--num-players", "2", "--eval-every", "1", "--eval-deals", "1", "--eval-field", "runner",
             "--league", "runner", "--td-lambda", "0.5", "--greedy-targets", "true", "--progress", "false"]
-    live = training.main(tiny + ["--run-dir", str(tmp_path / "live")])["run_dir"]
-    avg = training.main(tiny + ["--run-dir", str(tmp_path / "avg"), "--weight-average", "0.75"])["run_dir"]
+    live = training.main(tiny + ["--run-dir", str(tmp_path / "live")]).run_dir
+    avg = training.main(tiny + ["--run-dir", str(tmp_path / "avg"), "--weight-average", "0.75"]).run_dir
 
     def weights(path):
         with np.load(path) as w:
@@ -673,7 +611,7 @@ def test_value_configs_reproduce_the_shipped_value_models(name):
 def trained_settings(trained: dict) -> dict:
     """Every setting of a model's training record, those newer than it at the values that keep the
     old behaviour; a run stopped by hand as its steps and its planned total as the learning rate's horizon."""
-    settings = {**NEWER_THAN_SHIPPED, **trained["config"]}
+    settings = {k: v for k, v in {**NEWER_THAN_SHIPPED, **trained["config"]}.items() if k not in training.RETIRED}
     if "stopped" in trained:
         settings["anneal_timesteps"] = settings["anneal_timesteps"] or settings["total_timesteps"]
         settings["total_timesteps"] = trained["env_steps"]

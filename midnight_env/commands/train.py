@@ -13,8 +13,9 @@ import importlib
 
 from midnight_env.commands.common import UsageError, check_count, parse_overrides
 from midnight_env.training.args import check_seed_below
+from midnight_env.training.trainer import Trainer
 
-# --algo name -> the module that trains it (its load_config(path, overrides) and train(config))
+# --algo name -> the module that trains it (a Trainer: its load_config(path, overrides) and train(args))
 ALGORITHMS = {"native": "midnight_env.training.native", "maskable_ppo": "midnight_env.training.sb3",
               "rllib": "midnight_env.training.rllib_ppo", "value": "midnight_env.training.value"}
 DEFAULT_ALGORITHM = "native"  # the algorithm that trained the shipped PPO models
@@ -44,7 +45,7 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def trainer(algo: str):
+def trainer(algo: str) -> Trainer:
     """The training module of ``--algo``; UsageError when the train extra is not installed."""
     if algo not in ALGORITHMS:
         raise UsageError(f"--algo {algo!r} is not allowed: allowed are {', '.join(ALGORITHMS)}")
@@ -89,10 +90,10 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     result = trainer(args.algo).train(config)
-    ev = result["eval"]
+    ev = result.eval
     against = getattr(config, "eval_field", None) or getattr(config, "eval_opponents", None) or []
-    print(f"{result['run_dir']}: {result['steps']} {STEPS[args.algo]} in {result['seconds']:.0f} s; "
+    print(f"{result.run_dir}: {result.steps} {STEPS[args.algo]} in {result.seconds:.0f} s; "
           f"eval {ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} spooky points, "
           f"win rate {ev['eval/win_rate']:.3f}" + (f" against {', '.join(map(str, against))}" if against else "")
-          + f" (model: {result['run_dir'] / 'model.npz'})")
+          + f" (model: {result.run_dir / 'model.npz'})")
     return 0

@@ -12,13 +12,14 @@ import argparse
 import ast
 import dataclasses
 import inspect
-import math
 import textwrap
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
+
+from midnight_env.infra import checks
 
 
 class ConfigFileError(ValueError):
@@ -41,33 +42,30 @@ def check_seed_below(seed: Any, limit: int, why: str, what: str = "seed") -> int
     """``seed`` if it is an integer 0..``limit``-1 (a trainer's seeds, inside the game seeds' range
     :data:`~midnight_env.infra.seeds.SEED_RANGE`), else ConfigFileError naming it, the range and ``why``
     (``what``: the setting, ``seed=...``, or a flag, ``--seed ...``)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < limit:
-        given = f"{what} {seed!r}" if what.startswith("--") else f"{what}={seed!r}"
-        raise ConfigFileError(f"{given} is out of range: allowed are integers 0..{limit - 1} ({why})")
-    return seed
+    name = what if what.startswith("--") else f"{what}="
+    return checks.integer(name, seed, 0, limit - 1, allowed=f"integers 0..{limit - 1} ({why})", error=ConfigFileError)
 
 
-def check_counts(settings, least: int, *names: str) -> None:
-    """ConfigFileError naming the first setting of ``names`` below ``least`` (counts: games, epochs ...)."""
+def check_counts(settings, least: int, *names: str, why: str = "") -> None:
+    """ConfigFileError naming the first setting of ``names`` below ``least`` (counts: games, epochs ...;
+    ``why``: what is counted, or what the least means, said after the range)."""
     for name in names:
-        value = getattr(settings, name)
-        if value < least:
-            raise ConfigFileError(f"{name}={value!r} is out of range: allowed are {least} or more")
+        checks.integer(f"{name}=", getattr(settings, name), least, allowed=f"{least} or more{why}",
+                       error=ConfigFileError)
 
 
-def check_numbers(settings, low: float, high: float | None, *names: str, low_open: bool = False) -> None:
+def check_numbers(settings, low: float, high: float | None, *names: str, low_open: bool = False,
+                  high_open: bool = False, why: str = "") -> None:
     """ConfigFileError naming the first setting of ``names`` outside ``low``..``high`` (``high`` None: no
-    upper bound but a finite number; ``low_open``: ``low`` excluded). NaN is outside every range."""
+    upper bound but a finite number; ``low_open``/``high_open``: that end excluded; ``why``: what the
+    ends mean, said after the range). NaN is outside every range."""
+    if high is None:
+        allowed = f"numbers above {low:g}" if low_open else f"{low:g} or more"
+    else:
+        allowed = f"numbers in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     for name in names:
-        value = getattr(settings, name)
-        above = value > low if low_open else value >= low
-        below = math.isfinite(value) if high is None else value <= high
-        if not (above and below):
-            if high is None:
-                allowed = f"numbers above {low:g}" if low_open else f"{low:g} or more"
-            else:
-                allowed = f"numbers in {'(' if low_open else '['}{low:g}, {high:g}]"
-            raise ConfigFileError(f"{name}={value!r} is out of range: allowed are {allowed}")
+        checks.number(f"{name}=", getattr(settings, name), low, high, low_open=low_open, high_open=high_open,
+                      allowed=allowed + why, error=ConfigFileError)
 
 
 def check_widths(settings, name: str, least_layers: int = 0) -> None:
@@ -84,17 +82,21 @@ def check_widths(settings, name: str, least_layers: int = 0) -> None:
 
 
 def field_docs(cls) -> dict[str, str]:
-    """Docstrings written under each field of a dataclass (the cleanrl convention)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    except (OSError, TypeError):
-        return {}
-    body = tree.body[0].body
+    """Docstrings written under each field of a dataclass (the cleanrl convention), a base class's
+    first and a subclass's where it writes the field again."""
     docs = {}
-    for node, after in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-            docs[node.target.id] = " ".join(after.value.value.split())
+    for klass in reversed(cls.__mro__):
+        if klass is object:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                docs[node.target.id] = " ".join(after.value.value.split())
     return docs
 
 
@@ -204,14 +206,28 @@ def load_yaml(path: str | Path) -> dict:
 
 
 def from_mapping(cls, data: dict, where: str = "config"):
-    """An instance of dataclass ``cls`` from a mapping; unknown keys are refused by name."""
+    """An instance of dataclass ``cls`` from a mapping; unknown keys are refused by name, and a deleted
+    setting (``cls.RETIRED``) unless it holds the value that had it do nothing (an old run's config)."""
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
+    data = retire(cls, data, where)
     unknown = [k for k in data if k.replace("-", "_") not in names]
     if unknown:
         raise ConfigFileError(f"{where}: unknown setting {unknown[0]!r}: allowed are {', '.join(names)}")
     values = {k.replace("-", "_"): _convert(k, hints[k.replace("-", "_")], v) for k, v in data.items()}
     return cls(**values)
+
+
+def retire(cls, data: dict, where: str) -> dict:
+    """``data`` without the settings ``cls`` deleted (``cls.RETIRED``: name -> (the value that did
+    nothing, why it went)); ConfigFileError for one set to anything else."""
+    retired = getattr(cls, "RETIRED", {})
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name in retired and value != retired[name][0]:
+            raise ConfigFileError(f"{where}: setting {name}={_shown(value)} was deleted ({retired[name][1]}): "
+                                  f"allowed is only {retired[name][0]!r}, which did nothing")
+    return {k: v for k, v in data.items() if k.replace("-", "_") not in retired}
 
 
 def parse_args(cls, argv: list[str] | None = None, description: str | None = None):
@@ -238,3 +254,66 @@ def to_mapping(obj) -> dict:
         v = getattr(obj, f.name)
         out[f.name] = list(v) if isinstance(v, tuple) else v
     return out
+
+
+@dataclasses.dataclass
+class Settings:
+    """The settings every trainer shares, and how settings are made: ``Args.load(path, overrides)``
+    (a YAML file, then overrides), ``parse_args(Args, argv)`` (flags), ``args.check()`` (every
+    range, ConfigFileError naming the first setting out of it; run when the settings are made and
+    again when a trainer starts, as settings may change in between). A trainer's ``Args`` adds its
+    own fields, writes a field again where its meaning differs, and extends :meth:`check`."""
+
+    SEEDS: ClassVar[tuple[int, str]] = (2**32, "")
+    """the trainer's seeds: below this limit (:func:`check_seed_below`), and why"""
+    RUN_NAME: ClassVar[str] = "run"
+    """the run folder's name without ``exp_name``: <RUN_NAME>-<variant>-<N>p-s<seed>"""
+    RETIRED: ClassVar[dict[str, tuple[Any, str]]] = {}
+    """deleted settings: name -> (the value that did nothing, read from old configs; why it went)"""
+
+    config: str = ""
+    """YAML file of settings (these field names); flags given on the command line override it"""
+    exp_name: str = ""
+    """name of the run (default <trainer>-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
+    run_dir: str = "runs"
+    """folder that receives the run folders"""
+    seed: int = 1
+    """seed of the run"""
+    threads: int = 1
+    """torch CPU threads (torch.set_num_threads): one by default, as the small networks here gain
+    little from more and a machine busy with other work trains them 5-10x slower with two"""
+    variant: str = "midnight_party"
+    """rule set: midnight_party or hidden_castle"""
+    num_players: int = 4
+    """players per game"""
+    options: dict = dataclasses.field(default_factory=dict)
+    """rule options passed to the engine (e.g. pass_rule: always)"""
+
+    def __post_init__(self):
+        self.check()
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides: dict[str, Any] | None = None):
+        """The settings of a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+        data = load_yaml(path) if path else {}
+        data.update(overrides or {})
+        if path:
+            data["config"] = str(path)
+        return from_mapping(cls, data, where=str(path) if path else "overrides")
+
+    def check(self) -> None:
+        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
+        out of range; the game's set-up refused as :func:`~midnight_env.core.config.make_config` does."""
+        from midnight_env.core.config import make_config
+
+        check_seed_below(self.seed, *self.SEEDS)
+        make_config(self.variant, self.num_players, **self.options)
+        check_counts(self, 1, "threads")
+
+    def run_name(self) -> str:
+        """The run folder's name: <exp_name>-s<seed>, exp_name by default <RUN_NAME>-<variant>-<N>p."""
+        return f"{self.exp_name or f'{self.RUN_NAME}-{self.variant}-{self.num_players}p'}-s{self.seed}"
+
+    def as_mapping(self) -> dict[str, Any]:
+        """Every setting as plain YAML-able values (what config.yaml and a model's metadata hold)."""
+        return to_mapping(self)

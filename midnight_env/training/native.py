@@ -31,7 +31,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 # torch's OpenMP threads otherwise spin between parallel regions and fight numba's threads (and any
 # other process) for the cores: 8x slower on a busy 2-core machine. OpenMP reads it once, when torch
@@ -45,53 +45,31 @@ import torch.nn as nn
 from numba import njit
 from tqdm import tqdm
 
-from midnight_agents.model import ModelError, PolicyModel, model_meta, save_model
+from midnight_agents.model import ModelError, PolicyModel, model_meta
 from midnight_agents.ppo import PPOAgent
 from midnight_env.arena.agent import Decisions
 from midnight_env.arena.registry import make_agent
-from midnight_env.core.config import make_config
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.observation import encode_observations
 from midnight_env.core.state import MOVE, PLACE
 from midnight_env.envs.vector import VectorEnv
-from midnight_env.training.args import (
-    check_counts,
-    check_numbers,
-    check_seed_below,
-    check_widths,
-    from_mapping,
-    load_yaml,
-    parse_args,
-    to_mapping,
-)
+from midnight_env.training.args import Settings, check_counts, check_numbers, check_widths, parse_args
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
 from midnight_env.training.export import linear_weights
-from midnight_env.training.logger import MetricLogger, plot_learning_curve
-from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+from midnight_env.training.runs import RunFolder
+from midnight_env.training.trainer import TrainResult
 
 # this trainer's seeds: below the limit (check_seed_below), and why
 SEEDS = (10**12, "native PPO's game seeds are seed*10**6 + game numbers, below 2**62")
 
 
 @dataclass
-class Args:
-    config: str = ""
-    """YAML file of settings (these field names); flags given on the command line override it"""
-    exp_name: str = ""
-    """name of the run (default ppo_native-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
-    run_dir: str = "runs"
-    """folder that receives the run folders"""
+class Args(Settings):
+    SEEDS: ClassVar[tuple[int, str]] = SEEDS
+    RUN_NAME: ClassVar[str] = "ppo_native"
+
     seed: int = 1
     """seed of torch, of the line-up draws and of the games (game i of the batch starts with seed*10**6+i)"""
-    threads: int = 1
-    """torch CPU threads (torch.set_num_threads): one by default, as the small networks here gain
-    little from more and a machine busy with other work trains them 5-10x slower with two"""
-    variant: str = "midnight_party"
-    """rule set: midnight_party or hidden_castle"""
-    num_players: int = 4
-    """players per game"""
-    options: dict = field(default_factory=dict)
-    """rule options passed to the engine (e.g. pass_rule: always)"""
     total_timesteps: int = 2_000_000
     """environment steps to train for (one step = one decision in one game)"""
     max_seconds: float = 0.0
@@ -161,15 +139,9 @@ class Args:
     check_actions: bool = False
     """have the engine check every action against the legal mask (slower; the smoke tests use it)"""
 
-    def __post_init__(self):
-        self.check()
-
     def check(self) -> None:
-        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
-        out of range: checked when the settings are made, before anything is written."""
-        check_seed_below(self.seed, *SEEDS)
-        make_config(self.variant, self.num_players, **self.options)
-        check_counts(self, 1, "threads", "total_timesteps", "num_envs", "num_steps", "num_minibatches",
+        super().check()
+        check_counts(self, 1, "total_timesteps", "num_envs", "num_steps", "num_minibatches",
                      "update_epochs", "max_legal", "snapshot_every", "pool_size", "eval_games")
         check_counts(self, 0, "imitate_games", "imitate_epochs", "eval_every")
         check_numbers(self, 0.0, None, "max_seconds", "learning_rate", "ent_coef", "vf_coef", "target_kl")
@@ -367,15 +339,200 @@ def imitation_data(engine, spec: str, games: int, seed: int, reward_scale: float
 
 def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
     """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
-    data = load_yaml(path) if path else {}
-    data.update(overrides or {})
-    if path:
-        data["config"] = str(path)
-    return from_mapping(Args, data, where=str(path) if path else "overrides")
+    return Args.load(path, overrides)
 
 
-def train(args: Args, command: str | None = None) -> dict[str, Any]:
-    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps."""
+def imitate(net: Network, engine, args: Args, gen: torch.Generator, run: RunFolder) -> None:
+    """Behaviour cloning of ``args.imitate``'s choices, and its games' returns for the value head
+    (``imitate_games`` games, ``imitate_epochs`` passes): a warm start for PPO."""
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    o, masks, choices, r = imitation_data(engine, args.imitate, args.imitate_games,
+                                          args.seed * 10**6 + 5 * 10**8, args.reward_scale)
+    o, r = torch.from_numpy(o), torch.from_numpy(r)
+    sl, op = legal_slots(masks, args.max_legal)
+    a = (sl == torch.from_numpy(choices)[:, None]).int().argmax(1)  # the agent's choice as a slot
+    n = len(a)
+    probe = torch.arange(min(n, 20000))
+
+    def accuracy() -> float:
+        with torch.no_grad():
+            return (net(o[probe], sl[probe], op[probe])[0].argmax(1) == a[probe]).float().mean().item()
+
+    run.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
+    for _epoch in range(args.imitate_epochs):
+        ces, vls = [], []
+        for idx in torch.randperm(n, generator=gen).split(1024):
+            logits, v = net(o[idx], sl[idx], op[idx])
+            ce = nn.functional.cross_entropy(logits, a[idx])
+            vloss = ((v - r[idx]) ** 2).mean()
+            optimizer.zero_grad()
+            (ce + args.vf_coef * vloss).backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+            ces.append(ce.item())
+            vls.append(vloss.item())
+        run.log(0, {"imitation/cross_entropy": np.mean(ces), "imitation/value_loss": np.mean(vls),
+                    "imitation/accuracy": accuracy()})
+
+
+class League:
+    """Who holds the other seats of the games where one seat learns (a ``1 - self_play`` share):
+    heuristic agents by spec and ``self``, frozen snapshots of the policy (``pool_size`` of them,
+    refreshed in turn every ``snapshot_every`` iterations). ``lineup[b, s]`` is seat s of game b:
+    -1 the learner, 0..H-1 heuristic k, H+j snapshot j; a game keeps its line-up to its end.
+    ``rng`` draws the line-ups; the heuristics draw from the games' own agent streams."""
+
+    def __init__(self, args: Args, net: Network, envs: VectorEnv, rng: np.random.Generator):
+        self.args, self.engine, self.rng = args, envs.engine, rng
+        self.heuristics = [make_agent(s) for s in args.opponents if s != "self"]
+        self.specs = [s for s in args.opponents if s != "self"] + (["self"] if "self" in args.opponents else [])
+        self.snapshots = [copy.deepcopy(net) for _ in range(args.pool_size if "self" in self.specs else 0)]
+        self.snap_next = 0
+        self.lineup = np.full((envs.num_envs, envs.num_players), -1, np.int64)
+        self.draw(np.arange(envs.num_envs))
+        self.agent_rng = agent_streams(np.arange(envs.num_envs) + args.seed * 10**6, stream=3)
+
+    def draw(self, games: np.ndarray) -> None:
+        """New line-ups for ``games`` (the batch's slots whose games begin)."""
+        H, N, rng = len(self.heuristics), self.lineup.shape[1], self.rng
+        for b in games:
+            self.lineup[b] = -1
+            if rng.random() < self.args.self_play or not self.specs:
+                continue
+            learner = rng.integers(N)
+            for s in range(N):
+                if s != learner:
+                    k = rng.integers(len(self.specs))
+                    self.lineup[b, s] = k if self.specs[k] != "self" else H + rng.integers(len(self.snapshots))
+
+    def act(self, who: np.ndarray, state, obs, slots, open_, gen: torch.Generator, actions: np.ndarray) -> None:
+        """The actions of the games whose deciding seat the league holds (``who`` >= 0), into ``actions``."""
+        H = len(self.heuristics)
+        for k in np.unique(who[who >= 0]):
+            games = np.flatnonzero(who == k)
+            if k < H:
+                actions[games] = self.heuristics[k].act(Decisions(self.engine, state, games, self.agent_rng))
+            else:
+                g = torch.from_numpy(games)
+                pick = sample(self.snapshots[k - H](obs[g], slots[g], open_[g])[0], gen)
+                actions[games] = slots[g].gather(1, pick[:, None]).squeeze(1).numpy()
+
+    def update(self, net: Network, iteration: int) -> None:
+        """Every ``snapshot_every`` iterations the next snapshot (the oldest) becomes the policy."""
+        if self.snapshots and iteration % self.args.snapshot_every == 0:
+            self.snapshots[self.snap_next].load_state_dict(net.state_dict())
+            self.snap_next = (self.snap_next + 1) % len(self.snapshots)
+
+
+class Batch(NamedTuple):
+    """A rollout's trainable decisions, as :func:`ppo_update` takes them (in this order)."""
+
+    obs: torch.Tensor  # (n, D) what the learner saw
+    slots: torch.Tensor  # (n, K) its legal actions, packed (legal_slots)
+    open: torch.Tensor  # (n, K) which slots hold one
+    actions: torch.Tensor  # (n,) the slot chosen
+    logp: torch.Tensor  # (n,) its log-probability then
+    advantages: torch.Tensor  # (n,) GAE along the seat's chain
+    values: torch.Tensor  # (n,) the value head's estimate then
+    returns: torch.Tensor  # (n,) advantages + values
+
+
+class Rollout:
+    """``num_steps`` steps of every game of the batch: what each deciding seat saw, the learner's
+    choices (slots), their log-probabilities and values, and every seat's rewards."""
+
+    def __init__(self, T: int, B: int, D: int, K: int, N: int):
+        self.obs = torch.zeros((T, B, D))
+        self.slots = torch.zeros((T, B, K), dtype=torch.long)
+        self.open = torch.zeros((T, B, K), dtype=torch.bool)
+        self.actions = torch.zeros((T, B), dtype=torch.long)
+        self.logp = torch.zeros((T, B))
+        self.values = np.zeros((T, B), np.float32)
+        self.rewards = np.zeros((T, B, N), np.float32)
+        self.dones = np.zeros((T, B), bool)
+        self.seats = np.zeros((T, B), np.int64)
+        self.learn = np.zeros((T, B), bool)
+
+    def play(self, envs: VectorEnv, net: Network, league: League, gen: torch.Generator,
+             reward_scale: float) -> dict[str, Any]:
+        """Fill the buffers with the next ``num_steps`` steps (the learner sampling from ``net``, the
+        league playing its seats); the ended games' learner points and wins, and illegal choices (0)."""
+        B, K = envs.num_envs, self.slots.shape[2]
+        points, wins, illegal = [], [], 0
+        for t in range(len(self.obs)):
+            obs, state = envs.observations(), envs.state
+            seats = state.player.astype(np.int64)
+            who = league.lineup[np.arange(B), seats]
+            learn = who < 0
+            obs_t = torch.from_numpy(obs["observation"])
+            mask_t = torch.from_numpy(obs["action_mask"].view(np.bool_))
+            slots_t, open_t = legal_slots(obs["action_mask"], K)
+            self.obs[t], self.slots[t], self.open[t] = obs_t, slots_t, open_t
+            actions = np.empty(B, np.int64)
+            li = torch.from_numpy(np.flatnonzero(learn))
+            with torch.no_grad():
+                logits, value = net(obs_t[li], slots_t[li], open_t[li])
+                a = sample(logits, gen)  # a slot
+                self.logp[t, li] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+                self.actions[t, li] = a
+                self.values[t, li.numpy()] = value.numpy()
+                chosen = slots_t[li].gather(1, a[:, None])
+                actions[li.numpy()] = chosen.squeeze(1).numpy()
+                illegal += int((~mask_t[li].gather(1, chosen)).sum())  # must stay 0: only legal slots are open
+                league.act(who, state, obs_t, slots_t, open_t, gen, actions)
+            self.seats[t], self.learn[t] = seats, learn
+            rewards, term, trunc, info = envs.advance(actions)
+            self.rewards[t] = rewards * reward_scale
+            self.dones[t] = term | trunc
+            if "final_games" in info:
+                ended = info["final_games"]
+                mine = league.lineup[ended] < 0
+                points.extend(info["final_points"][mine].tolist())
+                solo = (mine.sum(1) == 1)  # games with one learner against opponents
+                wins.extend((info["final_ranks"][solo][mine[solo]] == 1).tolist())
+                league.draw(ended)
+        return {"points": points, "wins": wins, "illegal": illegal}
+
+    def batch(self, gamma: float, lam: float) -> Batch:
+        """The trainable decisions (those whose outcome lies in the rollout) with their advantages."""
+        D, K = self.obs.shape[2], self.slots.shape[2]
+        adv, trainable = chain_advantages(self.values, self.rewards, self.dones, self.seats, self.learn, gamma, lam)
+        idx = torch.from_numpy(np.flatnonzero(trainable.reshape(-1)))
+        b_adv = torch.from_numpy(adv.reshape(-1))[idx]
+        b_val = torch.from_numpy(self.values.reshape(-1))[idx]
+        return Batch(self.obs.reshape(-1, D)[idx], self.slots.reshape(-1, K)[idx], self.open.reshape(-1, K)[idx],
+                     self.actions.reshape(-1)[idx], self.logp.reshape(-1)[idx], b_adv, b_val, b_adv + b_val)
+
+
+def evaluate(net: Network, engine, args: Args, run: RunFolder, step: int) -> dict[str, float]:
+    """The greedy policy against ``eval_opponents`` (``eval_games`` games), logged at ``step``."""
+    agent = PPOAgent(model=PolicyModel(net.weights(), model_meta(engine, "tanh"), source="policy"))
+    metrics = evaluate_policy(agent, engine, args.eval_opponents, args.eval_games, seed=10**9 + args.seed)
+    run.log(step, metrics)
+    return metrics
+
+
+def rollout_metrics(run: RunFolder, optimizer, step: int, rollout_sps: float, played: dict[str, Any],
+                    losses: dict, returns: torch.Tensor, values: torch.Tensor) -> dict[str, float]:
+    """An iteration's ``charts/…`` and ``losses/…``: speed, the games' points and wins, the update's losses."""
+    var_y = returns.var()
+    metrics = {
+        "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": step / run.seconds(),
+        # per CPU-second of this process (all its threads): the cost, whatever else runs on the machine
+        "charts/cpu_SPS": step / run.cpu_seconds(), "charts/rollout_SPS": rollout_sps,
+        "charts/trained_samples": len(returns), "charts/illegal_actions": played["illegal"], **losses,
+        "losses/explained_variance":
+            float("nan") if var_y == 0 else 1 - (returns - values).var().item() / var_y.item(),
+    }
+    if played["points"]:
+        metrics["charts/episodic_points"] = float(np.mean(played["points"]))
+    if played["wins"]:
+        metrics["charts/win_rate"] = float(np.mean(played["wins"]))
+    return metrics
+
+
+def train(args: Args, command: str | None = None) -> TrainResult:
+    """One training run (see the module doc): PPO iterations of play, fit, league, log and checkpoint."""
     args.check()  # (again: settings changed since they were made)
     torch.set_num_threads(args.threads)
     # -- seeding ---------------------------------------------------------------------------------
@@ -385,219 +542,77 @@ def train(args: Args, command: str | None = None) -> dict[str, Any]:
 
     envs = VectorEnv(args.num_envs, args.variant, args.num_players, seed=args.seed * 10**6, copy=False,
                      check=args.check_actions, **args.options)
-    engine, B, N, A, D = envs.engine, args.num_envs, envs.num_players, envs.num_actions, envs.obs_size
-    T = args.num_steps
+    engine, B, N, T = envs.engine, args.num_envs, envs.num_players, args.num_steps
     batch_size = B * T
     num_iterations = max(1, args.total_timesteps // batch_size)
-    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'ppo_native-{args.variant}-{N}p'}-s{args.seed}")
-    config = to_mapping(args)
-    write_config(run_dir, config)
-    logger = MetricLogger(run_dir)
-    code = code_version()
-    start, cpu_start = time.perf_counter(), time.process_time()
-
-    net = Network(D, A, args.hidden_sizes)
-    previous = None
-    if args.init_model:
-        previous = load_weights(net, args.init_model, engine)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-
-    def evaluate(step: int):
-        agent = PPOAgent(model=PolicyModel(net.weights(), model_meta(engine, "tanh"), source="policy"))
-        metrics = evaluate_policy(agent, engine, args.eval_opponents, args.eval_games, seed=10**9 + args.seed)
-        logger.log(step, metrics)
-        return metrics
-
-    # -- optional warm start: imitate an agent ------------------------------------------------------
+    run = RunFolder.new(args)
+    net = Network(envs.obs_size, envs.num_actions, args.hidden_sizes)
+    previous = load_weights(net, args.init_model, engine) if args.init_model else None
     if args.imitate and args.imitate_games > 0:
-        o, masks, choices, r = imitation_data(engine, args.imitate, args.imitate_games,
-                                              args.seed * 10**6 + 5 * 10**8, args.reward_scale)
-        o, r = torch.from_numpy(o), torch.from_numpy(r)
-        sl, op = legal_slots(masks, args.max_legal)
-        a = (sl == torch.from_numpy(choices)[:, None]).int().argmax(1)  # the agent's choice as a slot
-        n = len(a)
-        probe = torch.arange(min(n, 20000))
-
-        def accuracy() -> float:
-            with torch.no_grad():
-                return (net(o[probe], sl[probe], op[probe])[0].argmax(1) == a[probe]).float().mean().item()
-
-        logger.log(0, {"imitation/accuracy": accuracy(), "imitation/decisions": n})  # before: the untrained net
-        for _epoch in range(args.imitate_epochs):
-            ces, vls = [], []
-            for idx in torch.randperm(n, generator=gen).split(1024):
-                logits, v = net(o[idx], sl[idx], op[idx])
-                ce = nn.functional.cross_entropy(logits, a[idx])
-                vloss = ((v - r[idx]) ** 2).mean()
-                optimizer.zero_grad()
-                (ce + args.vf_coef * vloss).backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-                ces.append(ce.item())
-                vls.append(vloss.item())
-            logger.log(0, {"imitation/cross_entropy": np.mean(ces), "imitation/value_loss": np.mean(vls),
-                           "imitation/accuracy": accuracy()})
-        optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # fresh moments for PPO
-
-    # -- opponent pool: heuristics by spec, 'self' = frozen snapshots --------------------------------
-    heuristics = [make_agent(s) for s in args.opponents if s != "self"]
-    specs = [s for s in args.opponents if s != "self"] + (["self"] if "self" in args.opponents else [])
-    snapshots = [copy.deepcopy(net) for _ in range(args.pool_size if "self" in specs else 0)]
-    snap_next = 0
-    H = len(heuristics)  # lineup codes: -1 learner, 0..H-1 heuristic, H+j snapshot j
-    lineup = np.full((B, N), -1, np.int64)
-
-    def draw_lineups(slots: np.ndarray) -> None:
-        for b in slots:
-            lineup[b] = -1
-            if np_rng.random() < args.self_play or not specs:
-                continue
-            learner = np_rng.integers(N)
-            for s in range(N):
-                if s != learner:
-                    k = np_rng.integers(len(specs))
-                    lineup[b, s] = k if specs[k] != "self" else H + np_rng.integers(len(snapshots))
-
-    draw_lineups(np.arange(B))
-    agent_rng = agent_streams(np.arange(B) + args.seed * 10**6, stream=3)
-
-    # -- rollout storage ----------------------------------------------------------------------------
-    obs_buf = torch.zeros((T, B, D))
-    K = args.max_legal
-    slot_buf = torch.zeros((T, B, K), dtype=torch.long)
-    open_buf = torch.zeros((T, B, K), dtype=torch.bool)
-    act_buf = torch.zeros((T, B), dtype=torch.long)
-    logp_buf = torch.zeros((T, B))
-    val_buf = np.zeros((T, B), np.float32)
-    rew_buf = np.zeros((T, B, N), np.float32)
-    done_buf = np.zeros((T, B), bool)
-    seat_buf = np.zeros((T, B), np.int64)
-    learn_buf = np.zeros((T, B), bool)
-
+        imitate(net, engine, args, gen, run)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # fresh moments for PPO
+    league = League(args, net, envs, np_rng)
+    rollout = Rollout(T, B, envs.obs_size, args.max_legal, N)
     envs.reset(seed=args.seed * 10**6)
-    global_step, last_metrics = 0, {}
+
+    step, metrics = 0, {}
     bar = tqdm(total=num_iterations * batch_size, unit="step", unit_scale=True, disable=not args.progress,
                desc=f"ppo {args.variant} {N}p")
     for iteration in range(1, num_iterations + 1):
-        if args.max_seconds and time.perf_counter() - start > args.max_seconds:
+        if args.max_seconds and run.seconds() > args.max_seconds:
             break
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (iteration - 1.0) / num_iterations)
-        t_rollout = time.perf_counter()
-        ep_points, ep_wins, illegal = [], [], 0
-        for t in range(T):
-            obs = envs.observations()
-            state = envs.state
-            seats = state.player.astype(np.int64)
-            who = lineup[np.arange(B), seats]
-            learn = who < 0
-            obs_t = torch.from_numpy(obs["observation"])
-            mask_t = torch.from_numpy(obs["action_mask"].view(np.bool_))
-            slots_t, open_t = legal_slots(obs["action_mask"], K)
-            obs_buf[t], slot_buf[t], open_buf[t] = obs_t, slots_t, open_t
-            actions = np.empty(B, np.int64)
-            li = torch.from_numpy(np.flatnonzero(learn))
-            with torch.no_grad():
-                logits, value = net(obs_t[li], slots_t[li], open_t[li])
-                a = sample(logits, gen)  # a slot
-                logp_buf[t, li] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
-                act_buf[t, li] = a
-                val_buf[t, li.numpy()] = value.numpy()
-                chosen = slots_t[li].gather(1, a[:, None])
-                actions[li.numpy()] = chosen.squeeze(1).numpy()
-                illegal += int((~mask_t[li].gather(1, chosen)).sum())  # must stay 0: only legal slots are open
-                for k in np.unique(who[~learn]):
-                    games = np.flatnonzero(who == k)
-                    if k < H:
-                        actions[games] = heuristics[k].act(Decisions(engine, state, games, agent_rng))
-                    else:
-                        g = torch.from_numpy(games)
-                        pick = sample(snapshots[k - H](obs_t[g], slots_t[g], open_t[g])[0], gen)
-                        actions[games] = slots_t[g].gather(1, pick[:, None]).squeeze(1).numpy()
-            seat_buf[t], learn_buf[t] = seats, learn
-            rewards, term, trunc, info = envs.advance(actions)
-            rew_buf[t] = rewards * args.reward_scale
-            done_buf[t] = term | trunc
-            if "final_games" in info:
-                ended = info["final_games"]
-                mine = lineup[ended] < 0
-                ep_points.extend(info["final_points"][mine].tolist())
-                solo = (mine.sum(1) == 1)  # games with one learner against opponents
-                ep_wins.extend((info["final_ranks"][solo][mine[solo]] == 1).tolist())
-                draw_lineups(ended)
-        global_step += batch_size
-        rollout_time = time.perf_counter() - t_rollout
-
-        # -- advantages along each seat's chain --------------------------------------------------
-        adv, trainable = chain_advantages(val_buf, rew_buf, done_buf, seat_buf, learn_buf, args.gamma, args.gae_lambda)
-        idx = torch.from_numpy(np.flatnonzero(trainable.reshape(-1)))
-        b_obs, b_slots, b_open = obs_buf.reshape(-1, D)[idx], slot_buf.reshape(-1, K)[idx], open_buf.reshape(-1, K)[idx]
-        b_act, b_logp = act_buf.reshape(-1)[idx], logp_buf.reshape(-1)[idx]
-        b_adv = torch.from_numpy(adv.reshape(-1))[idx]
-        b_val = torch.from_numpy(val_buf.reshape(-1))[idx]
-        b_ret = b_adv + b_val
-
-        # -- PPO update --------------------------------------------------------------------------
-        n = len(idx)
-        losses = ppo_update(net, optimizer, args, gen, b_obs, b_slots, b_open, b_act, b_logp, b_adv, b_val, b_ret)
-
-        # -- bookkeeping ------------------------------------------------------------------------------
-        if snapshots and iteration % args.snapshot_every == 0:
-            snapshots[snap_next].load_state_dict(net.state_dict())
-            snap_next = (snap_next + 1) % len(snapshots)
-        var_y = b_ret.var()
-        elapsed = time.perf_counter() - start
-        last_metrics = {
-            "charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": global_step / elapsed,
-            # per CPU-second of this process (all its threads): the cost, whatever else runs on the machine
-            "charts/cpu_SPS": global_step / (time.process_time() - cpu_start),
-            "charts/rollout_SPS": batch_size / rollout_time, "charts/trained_samples": n,
-            "charts/illegal_actions": illegal, **losses,
-            "losses/explained_variance":
-                float("nan") if var_y == 0 else 1 - (b_ret - b_val).var().item() / var_y.item(),
-        }
-        if ep_points:
-            last_metrics["charts/episodic_points"] = float(np.mean(ep_points))
-        if ep_wins:
-            last_metrics["charts/win_rate"] = float(np.mean(ep_wins))
-        logger.log(global_step, last_metrics)
+        # -- play ----------------------------------------------------------------------------------
+        started = time.perf_counter()
+        played = rollout.play(envs, net, league, gen, args.reward_scale)
+        step += batch_size
+        rollout_sps = batch_size / (time.perf_counter() - started)
+        # -- fit: PPO on the advantages along each seat's chain --------------------------------------
+        batch = rollout.batch(args.gamma, args.gae_lambda)
+        losses = ppo_update(net, optimizer, args, gen, *batch)
+        # -- league --------------------------------------------------------------------------------
+        league.update(net, iteration)
+        # -- log -----------------------------------------------------------------------------------
+        metrics = rollout_metrics(run, optimizer, step, rollout_sps, played, losses, batch.returns, batch.values)
+        run.log(step, metrics)
         bar.update(batch_size)
-        bar.set_postfix(SPS=f"{last_metrics['charts/SPS']:.0f}",
-                        pts=f"{last_metrics.get('charts/episodic_points', 0):.1f}")
+        bar.set_postfix(SPS=f"{metrics['charts/SPS']:.0f}", pts=f"{metrics.get('charts/episodic_points', 0):.1f}")
+        # -- checkpoint ------------------------------------------------------------------------------
         if args.eval_every and iteration % args.eval_every == 0:
-            evaluate(global_step)
-            save_model(  # checkpoints are models like the final one: playable
-                run_dir / "checkpoints" / f"step{global_step}", net.weights(), model_meta(engine, "tanh"))
+            evaluate(net, engine, args, run, step)
+            run.checkpoint(step, net.weights(), model_meta(engine, "tanh"))
     bar.close()
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    final = evaluate(global_step)
-    training = training_metadata("ppo_native", config, args.seed, seconds, global_step, cpu_seconds=cpu_seconds,
-                                 command=command, code=code)
+    return finish(net, engine, args, run, step, metrics, previous, command)
+
+
+def finish(net: Network, engine, args: Args, run: RunFolder, step: int, metrics: dict, previous: dict | None,
+           command: str | None) -> TrainResult:
+    """The final evaluation and model (its training, and the training it started from), the run closed."""
+    seconds, cpu_seconds = run.seconds(), run.cpu_seconds()
+    final = evaluate(net, engine, args, run, step)
+    training = run.training("ppo_native", args.seed, step, command, seconds=seconds, cpu_seconds=cpu_seconds)
     if previous is not None:  # a fine-tuned model carries the training it started from
         training["init_model"] = {"path": args.init_model, "training": previous}
         training["total_training_time_s"] = round(seconds + previous.get("total_training_time_s",
                                                                          previous.get("training_time_s", 0)), 1)
-        training["total_env_steps"] = global_step + previous.get("total_env_steps", previous.get("env_steps", 0))
-    save_model(run_dir / "model", net.weights(), model_meta(engine, "tanh", training))
-    if args.save_model:
-        save_model(args.save_model, net.weights(), model_meta(engine, "tanh", training))
-    torch.save(net.state_dict(), run_dir / "checkpoints" / "final.pt")
-    logger.close()
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
-                        f"native PPO {args.variant} {N}p seed {args.seed}")
-    return {"run_dir": run_dir, "metrics": last_metrics, "eval": final, "net": net, "steps": global_step,
-            "seconds": seconds}
+        training["total_env_steps"] = step + previous.get("total_env_steps", previous.get("env_steps", 0))
+    run.save(net.weights(), model_meta(engine, "tanh", training), also=args.save_model)
+    torch.save(net.state_dict(), run.run_dir / "checkpoints" / "final.pt")
+    run.close(f"native PPO {args.variant} {args.num_players}p seed {args.seed}")
+    return TrainResult(run.run_dir, step, seconds, final, metrics, cpu_seconds, net)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def main(argv: list[str] | None = None) -> TrainResult:
     """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
     args = parse_args(Args, argv, description=__doc__.split("\n")[0])
     result = train(args)
-    steps, seconds, final = result["steps"], result["seconds"], result["eval"]
-    print(f"{result['run_dir']}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
+    steps, seconds, final = result.steps, result.seconds, result.eval
+    print(f"{result.run_dir}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
           f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, "
           f"win rate {final['eval/win_rate']:.3f}")
     return result
 
 
-__all__ = ["Args", "Network", "load_config", "train", "main", "chain_advantages", "ppo_update", "legal_slots"]
+__all__ = ["Args", "League", "Network", "Rollout", "load_config", "train", "main", "chain_advantages", "ppo_update",
+           "legal_slots"]

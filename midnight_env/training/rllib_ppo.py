@@ -26,26 +26,17 @@ checkpoints/ (models), model.npz/.json, learning_curve.png. Needs the ``rllib`` 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from midnight_env.core.config import make_config
-from midnight_env.training.args import (
-    ConfigFileError,
-    check_counts,
-    check_numbers,
-    check_seed_below,
-    check_widths,
-    from_mapping,
-    load_yaml,
-    parse_args,
-    to_mapping,
-)
+from midnight_env.infra import checks
+from midnight_env.training.args import ConfigFileError, Settings, check_counts, check_numbers, check_widths, parse_args
 from midnight_env.training.evaluate import EVAL_OPPONENTS
+from midnight_env.training.runs import RunFolder
+from midnight_env.training.trainer import TrainResult
 
 ENV_NAME = "midnight"  # the name the env creator is registered under with RLlib
 LEARNER = "shared"  # the module RLlib trains; the frozen snapshots are frozen_0, frozen_1, ...
@@ -55,24 +46,12 @@ SEEDS = (2**31, "RLlib seeds numpy's legacy generator (32 bits) with it plus its
 
 
 @dataclass
-class TrainConfig:
-    config: str = ""
-    """YAML file of settings (these field names); flags given on the command line override it"""
-    exp_name: str = ""
-    """name of the run (default rllib_ppo-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
-    run_dir: str = "runs"
-    """folder that receives the run folders"""
+class Args(Settings):
+    SEEDS: ClassVar[tuple[int, str]] = SEEDS
+    RUN_NAME: ClassVar[str] = "rllib_ppo"
+
     seed: int = 1
     """RLlib's seed (its env runners, modules and the seat mapping)"""
-    threads: int = 1
-    """torch CPU threads (torch.set_num_threads): one by default, as the small networks here gain
-    little from more and a machine busy with other work trains them 5-10x slower with two"""
-    variant: str = "midnight_party"
-    """rule set: midnight_party or hidden_castle"""
-    num_players: int = 4
-    """players per game"""
-    options: dict = field(default_factory=dict)
-    """rule options passed to the engine"""
     reward: str = "points"
     """'points' (minus each change of a seat's spooky points) or 'rank' (+1..-1 at the end)"""
     total_timesteps: int = 200_000
@@ -130,19 +109,11 @@ class TrainConfig:
     progress: bool = True
     """show a progress bar"""
 
-    def __post_init__(self):
-        self.check()
-
     def check(self) -> None:
-        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
-        out of range: checked when the settings are made, before anything is written."""
-        if self.reward not in ("points", "rank"):
-            raise ConfigFileError(f"reward={self.reward!r} is not allowed: allowed are points, rank")
-        if self.activation not in ("tanh", "relu"):
-            raise ConfigFileError(f"activation={self.activation!r} is not allowed: allowed are tanh, relu")
-        check_seed_below(self.seed, *SEEDS)
-        make_config(self.variant, self.num_players, **self.options)
-        check_counts(self, 1, "total_timesteps", "train_batch_size", "minibatch_size", "num_epochs", "threads",
+        checks.choice("reward=", self.reward, ("points", "rank"), error=ConfigFileError)
+        checks.choice("activation=", self.activation, ("tanh", "relu"), error=ConfigFileError)
+        super().check()
+        check_counts(self, 1, "total_timesteps", "train_batch_size", "minibatch_size", "num_epochs",
                      "num_envs_per_env_runner", "snapshot_every", "eval_games")
         check_counts(self, 0, "num_env_runners", "num_cpus", "pool_size", "eval_every")
         check_numbers(self, 0.0, 1.0, "self_play", "gamma", "gae_lambda")
@@ -154,13 +125,9 @@ class TrainConfig:
         check_widths(self, "hidden_sizes", least_layers=1)
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """A :class:`TrainConfig` from a YAML file (or the defaults) with ``overrides`` applied."""
-    data = load_yaml(path) if path else {}
-    data.update(overrides or {})
-    if path:
-        data["config"] = str(path)
-    return from_mapping(TrainConfig, data, where=str(path) if path else "overrides")
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+    return Args.load(path, overrides)
 
 
 def seat_mapping(num_players: int, self_play: float, pool_size: int, seed: int):
@@ -183,8 +150,8 @@ def seat_mapping(num_players: int, self_play: float, pool_size: int, seed: int):
     return mapping
 
 
-def build_config(config: TrainConfig):
-    """RLlib's ``PPOConfig`` of a :class:`TrainConfig` (new API stack, action masking, self-play)."""
+def build_config(config: Args):
+    """RLlib's ``PPOConfig`` of :class:`Args` (new API stack, action masking, self-play)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -272,6 +239,22 @@ def refresh_snapshot(algo, slot: str) -> None:
                                        inference_only=True)
 
 
+class League:
+    """The frozen snapshots ``frozen_0`` .. of the learner that hold the other seats of a ``1 -
+    self_play`` share of the games: all the learner's first weights at the start, then one
+    refreshed in turn every ``snapshot_every`` iterations."""
+
+    def __init__(self, algo, args: Args):
+        self.algo, self.args = algo, args
+        for k in range(args.pool_size):  # the snapshots start as the learner's first weights
+            refresh_snapshot(algo, f"frozen_{k}")
+
+    def update(self, iteration: int) -> None:
+        every, size = self.args.snapshot_every, self.args.pool_size
+        if size and iteration % every == 0:
+            refresh_snapshot(self.algo, f"frozen_{(iteration // every - 1) % size}")
+
+
 def _number(result: dict, *path: str) -> float | None:
     for key in path:
         if not isinstance(result, dict) or key not in result:
@@ -280,106 +263,102 @@ def _number(result: dict, *path: str) -> float | None:
     return float(result) if isinstance(result, (int, float, np.floating, np.integer)) else None
 
 
-def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
-    """One training run (see the module doc); its folder, last metrics, final evaluation and steps."""
-    from midnight_env.infra.ray_cluster import ray_session, require_ray
+# our metric <- the path of RLlib's in an iteration's result
+RESULT_METRICS = {
+    "charts/episodic_return": ("env_runners", "module_episode_returns_mean", LEARNER),
+    "charts/episodic_length": ("env_runners", "episode_len_mean"),
+    "charts/sampling_seconds": ("timers", "env_runner_sampling_timer"),
+    "charts/learning_seconds": ("timers", "learner_update_timer"),
+    "losses/policy_loss": ("learners", LEARNER, "policy_loss"),
+    "losses/value_loss": ("learners", LEARNER, "vf_loss"),
+    "losses/entropy": ("learners", LEARNER, "entropy"),
+}
 
-    config.check()  # (again: settings changed since they were made)
-    require_ray("--algo rllib", "ray.rllib", "rllib")
-    with ray_session(config.address or None, config.num_cpus or None):
-        return _train(config, command)
+
+def iteration_metrics(result: dict, steps: int, run) -> dict[str, float | None]:
+    """An iteration's ``charts/…`` and ``losses/…`` from RLlib's result (None: not in it)."""
+    last = {"charts/SPS": steps / run.seconds(), "charts/cpu_SPS": steps / run.cpu_seconds(),
+            "charts/iteration_seconds": _number(result, "time_this_iter_s")}
+    for ours, path in RESULT_METRICS.items():
+        value = _number(result, *path)
+        if value is not None:
+            last[ours] = value
+    return last
 
 
-def _train(config: TrainConfig, command: str | None) -> dict[str, Any]:
+def evaluate(algo, engine, args: Args, run, step: int) -> dict[str, float]:
+    """The learner module's greedy policy against ``eval_opponents`` (``eval_games`` games), logged at
+    ``step``; a checkpoint, its export, written beside."""
+    from midnight_agents.ppo import PPOAgent
+    from midnight_env.training.evaluate import evaluate_policy
+
+    model, weights, activation = export_shared(algo, engine)
+    metrics = evaluate_policy(PPOAgent(model=model), engine, args.eval_opponents, args.eval_games,
+                              seed=10**9 + args.seed)
+    run.log(step, metrics)
+    run.checkpoint(step, weights, model.meta)
+    return metrics
+
+
+def train(args: Args, command: str | None = None) -> TrainResult:
+    """One training run (see the module doc): RLlib iterations (play and fit), then league, log and
+    checkpoint, on a Ray of this process, of ``address`` or started here."""
     import torch
     from tqdm import tqdm
 
-    from midnight_agents.model import save_model
-    from midnight_agents.ppo import PPOAgent
     from midnight_env.core.engine import Engine
-    from midnight_env.training.evaluate import evaluate_policy
-    from midnight_env.training.logger import MetricLogger, plot_learning_curve
-    from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+    from midnight_env.infra.ray_cluster import ray_session, require_ray
 
-    torch.set_num_threads(config.threads)
-    engine = Engine(config.variant, config.num_players, **config.options)
-    name = config.exp_name or f"rllib_ppo-{config.variant}-{config.num_players}p"
-    run_dir = make_run_dir(config.run_dir, f"{name}-s{config.seed}")
-    resolved = to_mapping(config)
-    write_config(run_dir, resolved)
-    logger = MetricLogger(run_dir)
-    code = code_version()
-    start, cpu_start = time.perf_counter(), time.process_time()
-
-    algo = build_config(config).build_algo()
-    try:
-        for k in range(config.pool_size):  # the snapshots start as the learner's first weights
-            refresh_snapshot(algo, f"frozen_{k}")
-
-        def evaluate(step: int) -> dict[str, float]:
-            model, weights, activation = export_shared(algo, engine)
-            metrics = evaluate_policy(PPOAgent(model=model), engine, config.eval_opponents, config.eval_games,
-                                      seed=10**9 + config.seed)
-            logger.log(step, metrics)
-            save_model(run_dir / "checkpoints" / f"step{step}", weights, model.meta)
-            return metrics
-
-        steps, iteration, last = 0, 0, {}
-        bar = tqdm(total=config.total_timesteps, unit="step", unit_scale=True, disable=not config.progress,
-                   desc=f"rllib ppo {config.variant} {config.num_players}p")
-        while steps < config.total_timesteps:
-            if config.max_seconds and time.perf_counter() - start > config.max_seconds:
-                break
-            result = algo.train()
-            iteration += 1
-            before, steps = steps, int(_number(result, "num_env_steps_sampled_lifetime") or steps)
-            elapsed = time.perf_counter() - start
-            last = {"charts/SPS": steps / elapsed, "charts/cpu_SPS": steps / (time.process_time() - cpu_start),
-                    "charts/iteration_seconds": _number(result, "time_this_iter_s")}
-            for ours, path in (("charts/episodic_return", ("env_runners", "module_episode_returns_mean", LEARNER)),
-                               ("charts/episodic_length", ("env_runners", "episode_len_mean")),
-                               ("charts/sampling_seconds", ("timers", "env_runner_sampling_timer")),
-                               ("charts/learning_seconds", ("timers", "learner_update_timer")),
-                               ("losses/policy_loss", ("learners", LEARNER, "policy_loss")),
-                               ("losses/value_loss", ("learners", LEARNER, "vf_loss")),
-                               ("losses/entropy", ("learners", LEARNER, "entropy"))):
-                value = _number(result, *path)
-                if value is not None:
-                    last[ours] = value
-            logger.log(steps, {k: v for k, v in last.items() if v is not None})
-            bar.update(steps - before)
-            if config.pool_size and iteration % config.snapshot_every == 0:
-                refresh_snapshot(algo, f"frozen_{(iteration // config.snapshot_every - 1) % config.pool_size}")
-            if config.eval_every and iteration % config.eval_every == 0:
-                evaluate(steps)
-        bar.close()
-        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-        final = evaluate(steps)
-        training = training_metadata("ppo (RLlib)", resolved, config.seed, seconds, steps, cpu_seconds=cpu_seconds,
-                                     command=command, code=code)
-        model, weights, _ = export_shared(algo, engine, training)
-    finally:
-        algo.stop()
-    save_model(run_dir / "model", weights, model.meta)
-    if config.save_model:
-        save_model(config.save_model, weights, model.meta)
-    logger.close()
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
-                        f"RLlib PPO {config.variant} {config.num_players}p seed {config.seed}")
-    return {"run_dir": run_dir, "metrics": last, "eval": final, "steps": steps, "seconds": seconds,
-            "iterations": iteration}
+    args.check()  # (again: settings changed since they were made)
+    require_ray("--algo rllib", "ray.rllib", "rllib")
+    with ray_session(args.address or None, args.num_cpus or None):
+        torch.set_num_threads(args.threads)
+        engine = Engine(args.variant, args.num_players, **args.options)
+        run = RunFolder.new(args)
+        algo = build_config(args).build_algo()
+        try:
+            league = League(algo, args)
+            steps, iteration, last = 0, 0, {}
+            bar = tqdm(total=args.total_timesteps, unit="step", unit_scale=True, disable=not args.progress,
+                       desc=f"rllib ppo {args.variant} {args.num_players}p")
+            while steps < args.total_timesteps:
+                if args.max_seconds and run.seconds() > args.max_seconds:
+                    break
+                # -- play and fit: RLlib's iteration ----------------------------------------------------
+                result = algo.train()
+                iteration += 1
+                before, steps = steps, int(_number(result, "num_env_steps_sampled_lifetime") or steps)
+                # -- log -------------------------------------------------------------------------------
+                last = iteration_metrics(result, steps, run)
+                run.log(steps, {k: v for k, v in last.items() if v is not None})
+                bar.update(steps - before)
+                # -- league ----------------------------------------------------------------------------
+                league.update(iteration)
+                # -- checkpoint ------------------------------------------------------------------------
+                if args.eval_every and iteration % args.eval_every == 0:
+                    evaluate(algo, engine, args, run, steps)
+            bar.close()
+            seconds, cpu_seconds = run.seconds(), run.cpu_seconds()
+            final = evaluate(algo, engine, args, run, steps)
+            training = run.training("ppo (RLlib)", args.seed, steps, command, seconds=seconds, cpu_seconds=cpu_seconds)
+            model, weights, _ = export_shared(algo, engine, training)
+        finally:
+            algo.stop()
+    run.save(weights, model.meta, also=args.save_model)
+    run.close(f"RLlib PPO {args.variant} {args.num_players}p seed {args.seed}")
+    return TrainResult(run.run_dir, steps, seconds, final, last, cpu_seconds)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Every :class:`TrainConfig` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints."""
-    config = parse_args(TrainConfig, argv, description=__doc__.split("\n")[0])
-    result = train(config)
-    steps, seconds, final = result["steps"], result["seconds"], result["eval"]
-    print(f"{result['run_dir']}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
+def main(argv: list[str] | None = None) -> TrainResult:
+    """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints."""
+    args = parse_args(Args, argv, description=__doc__.split("\n")[0])
+    result = train(args)
+    steps, seconds, final = result.steps, result.seconds, result.eval
+    print(f"{result.run_dir}: {steps} env steps in {seconds:.0f} s ({steps / seconds:.0f} steps/s); "
           f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points, "
           f"win rate {final['eval/win_rate']:.3f}")
     return result
 
 
-__all__ = ["TrainConfig", "build_config", "export_shared", "load_config", "main", "refresh_snapshot",
+__all__ = ["Args", "League", "build_config", "export_shared", "load_config", "main", "refresh_snapshot",
            "seat_mapping", "train"]

@@ -14,51 +14,49 @@ oldest replaced once ``pool_size`` are kept). The run folder gets the resolved c
 
 from __future__ import annotations
 
-import time
+import contextlib
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+if "torch" not in sys.modules:  # spinning OpenMP threads fight numba's for the cores (see training.native)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import KVWriter, Logger
+from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
 
-from midnight_agents.model import PolicyModel, model_meta, save_model
+from midnight_agents.model import PolicyModel, model_meta
 from midnight_agents.ppo import PPOAgent
 from midnight_env.arena.agent import Agent, Decisions
-from midnight_env.core.config import make_config
+from midnight_env.arena.registry import make_agent
 from midnight_env.core.dice import GOLDEN, mix64
-from midnight_env.training.args import (
-    ConfigFileError,
-    check_counts,
-    check_numbers,
-    check_seed_below,
-    check_widths,
-    from_mapping,
-    load_yaml,
-    to_mapping,
-)
+from midnight_env.envs.sb3_vec import SB3VecEnv
+from midnight_env.infra import checks
+from midnight_env.training.args import ConfigFileError, Settings, check_counts, check_numbers, check_widths
 from midnight_env.training.evaluate import EVAL_OPPONENTS, evaluate_policy
+from midnight_env.training.export import sb3_weights
+from midnight_env.training.runs import RunFolder
+from midnight_env.training.trainer import TrainResult
 
 # this trainer's seeds: below the limit (check_seed_below), and why
 SEEDS = (2**32, "stable-baselines3 seeds numpy's legacy generator, which takes 32 bits")
 
 
 @dataclass
-class TrainConfig:
+class Args(Settings):
+    SEEDS: ClassVar[tuple[int, str]] = SEEDS
+    RUN_NAME: ClassVar[str] = "maskable_ppo"
+
     exp_name: str = "maskable_ppo"
     """name of the run; its folder is <run_dir>/<exp_name>-s<seed>"""
-    run_dir: str = "runs"
-    """folder that receives the run folders"""
     seed: int = 1
     """seed of torch, numpy and the games (game i starts with seed + i)"""
-    threads: int = 1
-    """torch CPU threads (torch.set_num_threads): one by default, as the small networks here gain
-    little from more and a machine busy with other work trains them 5-10x slower with two"""
-    variant: str = "midnight_party"
-    """rule set: midnight_party or hidden_castle"""
-    num_players: int = 4
-    """players per game"""
-    options: dict = field(default_factory=dict)
-    """rule options passed to the engine"""
     reward: str = "points"
     """'points' (minus each change of the learner's spooky points) or 'rank' (+1..-1 at the end)"""
     reward_scale: float = 0.1
@@ -116,23 +114,15 @@ class TrainConfig:
     progress: bool = True
     """show a progress bar"""
 
-    def __post_init__(self):
-        self.check()
-
     def check(self) -> None:
-        """ConfigFileError (one line naming the setting, its value and what is allowed) for a setting
-        out of range: checked when the settings are made, before anything is written."""
-        if self.reward not in ("points", "rank"):
-            raise ConfigFileError(f"reward={self.reward!r} is not allowed: allowed are points, rank")
-        if self.activation not in ("tanh", "relu"):
-            raise ConfigFileError(f"activation={self.activation!r} is not allowed: allowed are tanh, relu")
-        check_seed_below(self.seed, *SEEDS)
-        config = make_config(self.variant, self.num_players, **self.options)
-        if self.seat != "random" and not (str(self.seat).isdigit() and int(self.seat) < config.num_players):
+        checks.choice("reward=", self.reward, ("points", "rank"), error=ConfigFileError)
+        checks.choice("activation=", self.activation, ("tanh", "relu"), error=ConfigFileError)
+        super().check()
+        if self.seat != "random" and not (str(self.seat).isdigit() and int(self.seat) < self.num_players):
             raise ConfigFileError(f"seat={self.seat!r} is not allowed: allowed are 'random' or a seat number 0 to "
-                                  f"{config.num_players - 1} (num_players {config.num_players})")
+                                  f"{self.num_players - 1} (num_players {self.num_players})")
         check_counts(self, 1, "total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size",
-                     "threads", "snapshot_every", "eval_games")
+                     "snapshot_every", "eval_games")
         check_counts(self, 0, "eval_every", "checkpoint_every")
         check_numbers(self, 0.0, None, "max_seconds", "learning_rate", "ent_coef", "vf_coef")
         check_numbers(self, 0.0, None, "clip_range", "max_grad_norm", "reward_scale", low_open=True)
@@ -142,11 +132,9 @@ class TrainConfig:
             raise ConfigFileError("opponents is empty: name at least one agent spec or 'self'")
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """A :class:`TrainConfig` from a YAML file (or the defaults) with ``overrides`` applied."""
-    data = load_yaml(path) if path else {}
-    data.update(overrides or {})
-    return from_mapping(TrainConfig, data, where=str(path) if path else "overrides")
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
+    return Args.load(path, overrides)
 
 
 class OpponentPool(Agent):
@@ -183,182 +171,180 @@ class OpponentPool(Agent):
         return out
 
 
-def train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
-    """Run one training; returns the run folder, the final metrics and the model (see module doc)."""
-    config.check()  # (again: settings changed since they were made)
-    try:  # numpy's BLAS threads (the snapshots' numpy inference) spin beside torch's: 3x slower self-play
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return _train(config, command)
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _train(config, command)
+class League:
+    """The opponent pool's members: heuristic agents by spec, and for ``self`` ``pool_size`` slots of
+    frozen snapshots of the policy (numpy copies, one taken every ``snapshot_every`` learner
+    decisions into the slots in turn; a slot not taken yet plays the first snapshot)."""
+
+    def __init__(self, args: Args):
+        specs = list(args.opponents)
+        heuristics = {s: make_agent(s) for s in specs if s != "self"}
+        self.members: list[Agent | None] = []
+        self.self_slots: list[int] = []
+        for s in specs:  # 'self' gets pool_size slots, filled as snapshots are taken
+            if s == "self":
+                n_self = args.pool_size
+                self.self_slots = list(range(len(self.members), len(self.members) + n_self))
+                self.members.extend([None] * n_self)
+            else:
+                self.members.append(heuristics[s])
+        self.pool = OpponentPool(self.members, None, salt=args.seed)  # seeds_of: the env's, once it is made
+        self.taken = 0
+
+    def snapshot(self, policy: PolicyModel) -> None:
+        """``policy`` into the next snapshot slot."""
+        if self.self_slots:
+            slot = self.self_slots[self.taken % len(self.self_slots)]
+            self.members[slot] = PPOAgent(model=policy, sample=True)
+            for other in self.self_slots:  # untaken slots play the first snapshot
+                if self.members[other] is None:
+                    self.members[other] = self.members[slot]
+        self.taken += 1
 
 
-def _train(config: TrainConfig, command: str | None = None) -> dict[str, Any]:
-    import os
-    import sys
+def policy_model(model: MaskablePPO, engine, name: str = "policy") -> tuple[dict, str, PolicyModel]:
+    """The policy as the model format's weights, its activation, and a :class:`PolicyModel` of them."""
+    weights, act = sb3_weights(model.policy)
+    return weights, act, PolicyModel(weights, model_meta(engine, act), source=name)
 
-    if "torch" not in sys.modules:  # spinning OpenMP threads fight numba's for the cores (see training.native)
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.logger import KVWriter, Logger
-    from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
 
-    from midnight_env.envs.sb3_vec import SB3VecEnv
-    from midnight_env.training.export import sb3_weights
-    from midnight_env.training.logger import MetricLogger, plot_learning_curve
-    from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+def evaluate(model: MaskablePPO, engine, args: Args, run: RunFolder, step: int) -> dict[str, float]:
+    """The greedy policy against ``eval_opponents`` (``eval_games`` games), logged at ``step``."""
+    _, _, policy = policy_model(model, engine)
+    result = evaluate_policy(PPOAgent(model=policy), engine, args.eval_opponents, args.eval_games,
+                             seed=10**9 + args.seed)
+    run.log(step, result)
+    return result
 
-    torch.set_num_threads(config.threads)
-    run_dir = make_run_dir(config.run_dir, f"{config.exp_name}-s{config.seed}")
-    resolved = to_mapping(config)
-    write_config(run_dir, resolved)
-    metrics = MetricLogger(run_dir)
-    code = code_version()
-    start, cpu_start = time.perf_counter(), time.process_time()
 
-    # -- env with its opponent pool ----------------------------------------------------------------
-    from midnight_env.arena.registry import make_agent
+class Forward(KVWriter):
+    """SB3's logger into the run's metrics: rollout/ -> charts/, train/ -> losses/."""
 
-    specs = list(config.opponents)
-    n_self = config.pool_size if "self" in specs else 0
-    holder: dict[str, Any] = {}
-    heuristics = {s: make_agent(s) for s in specs if s != "self"}
-    members: list[Agent] = []
-    self_slots: list[int] = []
-    for s in specs:  # 'self' gets pool_size slots, filled as snapshots are taken
-        if s == "self":
-            self_slots = list(range(len(members), len(members) + n_self))
-            members.extend([None] * n_self)
-        else:
-            members.append(heuristics[s])
-    pool = OpponentPool(members, lambda: holder["vec"].venv.seeds, salt=config.seed)
-    seat = config.seat if config.seat == "random" else int(config.seat)
-    vec = SB3VecEnv(config.num_envs, config.variant, config.num_players, opponents=[pool], seat=seat,
-                    seed=config.seed, reward=config.reward, **config.options)
-    holder["vec"] = vec
-    engine = vec.engine
+    RENAME = {"rollout/ep_rew_mean": "charts/episodic_return", "rollout/ep_len_mean": "charts/episodic_length",
+              "time/fps": "charts/SPS"}
 
-    class ScaleReward(VecEnvWrapper):
-        def reset(self):
-            return self.venv.reset()
+    def __init__(self, run: RunFolder):
+        self.run = run
 
-        def step_wait(self):
-            obs, rewards, dones, infos = self.venv.step_wait()
-            return obs, rewards * config.reward_scale, dones, infos
+    def write(self, key_values, key_excluded, step=0):
+        out = {}
+        for key, value in key_values.items():
+            if not isinstance(value, (int, float, np.floating, np.integer)):
+                continue
+            if key in self.RENAME:
+                out[self.RENAME[key]] = value
+            elif key.startswith("train/"):
+                out["losses/" + key.split("/", 1)[1]] = value
+        if out:
+            self.run.log(step, out)
 
-    env = VecMonitor(ScaleReward(vec))
+    def close(self):
+        pass
 
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
-    lr = config.learning_rate
-    model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=(lambda f: lr * f) if config.anneal_lr else lr, n_steps=config.n_steps,
-        batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range, ent_coef=config.ent_coef, vf_coef=config.vf_coef,
-        max_grad_norm=config.max_grad_norm, seed=config.seed, device="cpu", verbose=0,
-        policy_kwargs={"net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-                       "activation_fn": activation})
 
-    def current_model(name: str = "policy"):
-        weights, act = sb3_weights(model.policy)
-        return weights, act, PolicyModel(weights, model_meta(engine, act), source=name)
+class ScaleReward(VecEnvWrapper):
+    """Rewards times ``scale``."""
 
-    def take_snapshot(k: int) -> None:
-        if not self_slots:
-            return
-        _, _, snap = current_model(f"self@{model.num_timesteps}")
-        slot = self_slots[k % len(self_slots)]
-        members[slot] = PPOAgent(model=snap, sample=True)
-        for other in self_slots:  # untaken slots play the first snapshot
-            if members[other] is None:
-                members[other] = members[slot]
+    def __init__(self, venv, scale: float):
+        super().__init__(venv)
+        self.scale = scale
 
-    take_snapshot(0)
+    def reset(self):
+        return self.venv.reset()
 
-    # SB3's logger -> our metrics: rollout/ -> charts/, train/ -> losses/
-    class Forward(KVWriter):
-        RENAME = {"rollout/ep_rew_mean": "charts/episodic_return", "rollout/ep_len_mean": "charts/episodic_length",
-                  "time/fps": "charts/SPS"}
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards * self.scale, dones, infos
 
-        def write(self, key_values, key_excluded, step=0):
-            out = {}
-            for key, value in key_values.items():
-                if not isinstance(value, (int, float, np.floating, np.integer)):
-                    continue
-                if key in self.RENAME:
-                    out[self.RENAME[key]] = value
-                elif key.startswith("train/"):
-                    out["losses/" + key.split("/", 1)[1]] = value
-            if out:
-                metrics.log(step, out)
 
-        def close(self):
+class Phases(BaseCallback):
+    """What runs after each of MaskablePPO's steps (its loop plays and fits): log the ended games'
+    points, wins and env steps per second; league, a snapshot every ``snapshot_every`` learner
+    decisions; evaluate every ``eval_every``; checkpoint every ``checkpoint_every``; stop at ``max_seconds``."""
+
+    def __init__(self, args: Args, run: RunFolder, league: League, engine):
+        super().__init__()
+        self.args, self.run, self.league, self.engine = args, run, league, engine
+        self.next_eval = args.eval_every or None
+        self.next_ckpt = args.checkpoint_every or None
+        self.next_snap = args.snapshot_every
+        self.points: list[float] = []
+        self.ranks: list[int] = []
+
+    def _on_step(self) -> bool:
+        args, run, t = self.args, self.run, self.num_timesteps
+        # -- log -------------------------------------------------------------------------------------
+        for info in self.locals["infos"]:
+            if "spooky_points" in info:
+                self.points.append(info["spooky_points"])
+                self.ranks.append(info["rank"])
+        if len(self.points) >= 64:
+            steps = t + self.league.pool.decisions  # env steps: the learner's decisions and the opponents'
+            run.log(t, {"charts/episodic_points": float(np.mean(self.points)),
+                        "charts/win_rate": float(np.mean(np.array(self.ranks) == 1)),
+                        "charts/env_SPS": steps / run.seconds(), "charts/cpu_env_SPS": steps / run.cpu_seconds()})
+            self.points, self.ranks = [], []
+        # -- league ----------------------------------------------------------------------------------
+        if t >= self.next_snap:
+            self.league.snapshot(policy_model(self.model, self.engine, f"self@{self.model.num_timesteps}")[2])
+            self.next_snap += args.snapshot_every
+        # -- checkpoint ------------------------------------------------------------------------------
+        if self.next_eval and t >= self.next_eval:
+            evaluate(self.model, self.engine, args, run, t)
+            self.next_eval += args.eval_every
+        if self.next_ckpt and t >= self.next_ckpt:
+            weights, act, _ = policy_model(self.model, self.engine)
+            run.checkpoint(t, weights, model_meta(self.engine, act))
+            self.next_ckpt += args.checkpoint_every
+        return not (args.max_seconds and run.seconds() > args.max_seconds)
+
+
+def train(args: Args, command: str | None = None) -> TrainResult:
+    """One training run (see the module doc): MaskablePPO's own loop of rollouts and updates, and
+    after each step the run's :class:`Phases` (log, league, evaluate, checkpoint)."""
+    args.check()  # (again: settings changed since they were made)
+    with contextlib.ExitStack() as stack:
+        try:  # numpy's BLAS threads (the snapshots' numpy inference) spin beside torch's: 3x slower self-play
+            from threadpoolctl import threadpool_limits
+            stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+        except ImportError:
             pass
+        torch.set_num_threads(args.threads)
+        run = RunFolder.new(args)
+        league = League(args)
+        seat = args.seat if args.seat == "random" else int(args.seat)
+        vec = SB3VecEnv(args.num_envs, args.variant, args.num_players, opponents=[league.pool], seat=seat,
+                        seed=args.seed, reward=args.reward, **args.options)
+        league.pool.seeds_of = lambda: vec.venv.seeds
+        env = VecMonitor(ScaleReward(vec, args.reward_scale))
+        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+        lr = args.learning_rate
+        model = MaskablePPO(
+            "MlpPolicy", env, learning_rate=(lambda f: lr * f) if args.anneal_lr else lr, n_steps=args.n_steps,
+            batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+            clip_range=args.clip_range, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+            max_grad_norm=args.max_grad_norm, seed=args.seed, device="cpu", verbose=0,
+            policy_kwargs={"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)},
+                           "activation_fn": activation})
+        league.snapshot(policy_model(model, vec.engine, f"self@{model.num_timesteps}")[2])
+        model.set_logger(Logger(folder=None, output_formats=[Forward(run)]))
+        model.learn(total_timesteps=args.total_timesteps, callback=Phases(args, run, league, vec.engine),
+                    progress_bar=args.progress, log_interval=1)
+        return finish(model, vec.engine, args, run, env, command)
 
-    model.set_logger(Logger(folder=None, output_formats=[Forward()]))
 
-    class Hooks(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.next_eval = config.eval_every or None
-            self.next_ckpt = config.checkpoint_every or None
-            self.next_snap = config.snapshot_every
-            self.snaps = 1
-            self.points: list[float] = []
-            self.ranks: list[int] = []
-
-        def _on_step(self) -> bool:
-            for info in self.locals["infos"]:
-                if "spooky_points" in info:
-                    self.points.append(info["spooky_points"])
-                    self.ranks.append(info["rank"])
-            t = self.num_timesteps
-            if len(self.points) >= 64:
-                elapsed = time.perf_counter() - start
-                # env steps: the learner's decisions and the opponents' (every decision is one step)
-                metrics.log(t, {"charts/episodic_points": float(np.mean(self.points)),
-                                "charts/win_rate": float(np.mean(np.array(self.ranks) == 1)),
-                                "charts/env_SPS": (t + pool.decisions) / elapsed,
-                                "charts/cpu_env_SPS": (t + pool.decisions) / (time.process_time() - cpu_start)})
-                self.points, self.ranks = [], []
-            if t >= self.next_snap:
-                take_snapshot(self.snaps)
-                self.snaps += 1
-                self.next_snap += config.snapshot_every
-            if self.next_eval and t >= self.next_eval:
-                evaluate(t)
-                self.next_eval += config.eval_every
-            if self.next_ckpt and t >= self.next_ckpt:
-                weights, act, _ = current_model()
-                save_model(run_dir / "checkpoints" / f"step{t}", weights, model_meta(engine, act))
-                self.next_ckpt += config.checkpoint_every
-            return not (config.max_seconds and time.perf_counter() - start > config.max_seconds)
-
-    def evaluate(step: int) -> dict[str, float]:
-        _, _, policy = current_model()
-        result = evaluate_policy(PPOAgent(model=policy), engine, config.eval_opponents, config.eval_games,
-                                 seed=10**9 + config.seed)
-        metrics.log(step, result)
-        return result
-
-    model.learn(total_timesteps=config.total_timesteps, callback=Hooks(), progress_bar=config.progress,
-                log_interval=1)
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    final = evaluate(model.num_timesteps)
-    training = training_metadata("maskable_ppo (sb3-contrib)", resolved, config.seed, seconds, model.num_timesteps,
-                                 cpu_seconds=cpu_seconds, command=command, code=code)
-    weights, act, _ = current_model()
-    save_model(run_dir / "model", weights, model_meta(engine, act, training))
-    if config.save_model:
-        save_model(config.save_model, weights, model_meta(engine, act, training))
-    model.save(run_dir / "checkpoints" / "final_sb3.zip")
-    metrics.close()
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
-                        f"MaskablePPO {config.variant} {config.num_players}p seed {config.seed}")
+def finish(model: MaskablePPO, engine, args: Args, run: RunFolder, env, command: str | None) -> TrainResult:
+    """The final evaluation and model (and SB3's own save), the run and the env closed."""
+    seconds, cpu_seconds = run.seconds(), run.cpu_seconds()
+    final = evaluate(model, engine, args, run, model.num_timesteps)
+    training = run.training("maskable_ppo (sb3-contrib)", args.seed, model.num_timesteps, command, seconds=seconds,
+                            cpu_seconds=cpu_seconds)
+    weights, act, _ = policy_model(model, engine)
+    run.save(weights, model_meta(engine, act, training), also=args.save_model)
+    model.save(run.run_dir / "checkpoints" / "final_sb3.zip")
+    run.close(f"MaskablePPO {args.variant} {args.num_players}p seed {args.seed}")
     env.close()
-    return {"run_dir": run_dir, "eval": final, "model": model, "steps": model.num_timesteps, "seconds": seconds}
+    return TrainResult(run.run_dir, model.num_timesteps, seconds, final, {}, cpu_seconds, model)
 
 
-__all__ = ["TrainConfig", "load_config", "train", "OpponentPool"]
+__all__ = ["Args", "League", "OpponentPool", "Phases", "load_config", "train"]

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 if "torch" not in sys.modules:  # see native.py: torch's OpenMP threads must not spin
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -66,26 +66,26 @@ from midnight_agents.model import (
 from midnight_agents.value import ValueAgent
 from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.arena.registry import make_agent
-from midnight_env.core.config import make_config
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations, observation_size
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState
+from midnight_env.infra import checks
 from midnight_env.training.args import (
+    ConfigFileError,
+    Settings,
     check_counts,
     check_numbers,
-    check_seed_below,
     check_widths,
     from_mapping,
-    load_yaml,
     parse_args,
     to_mapping,
 )
 from midnight_env.training.evaluate import mean_ci, play_every_seat
 from midnight_env.training.export import linear_weights
 from midnight_env.training.frontier import Frontier
-from midnight_env.training.logger import MetricLogger, plot_learning_curve
-from midnight_env.training.runs import code_version, make_run_dir, training_metadata, write_config
+from midnight_env.training.runs import RunFolder, code_version, make_run_dir, training_metadata, write_config
+from midnight_env.training.trainer import TrainResult
 
 SNAPSHOT = "snapshot"  # league entry: a frozen past network
 RESUME_FILE = "resume.pt"  # in checkpoints/: what a resumed run continues from
@@ -96,29 +96,32 @@ RESUMABLE = {"resume", "progress", "total_timesteps", "max_seconds", "max_cpu_se
 SEEDS = (10**11, "the value trainer's game seeds are seed*10**7 + game numbers, below 2**62")
 
 
+# settings deleted with the experiments that did not pay (docs/RESEARCH.md, "Where the rest lies"),
+# read from old configs at the value that had them do nothing
+RETIRED = {
+    "openings": (0.0, "exploring starts, commit 1f2b929"),
+    "opening_length": (20, "exploring starts, commit 1f2b929"),
+    "rare_fit": (0.0, "rarity-weighted fits, commit 1f2b929"),
+    "learner_budget": (0, "training on the search's play, commit d0a1385"),
+    "learner_turns": (0, "training on the search's play, commit 90137b7"),
+}
+
+
 @dataclass
-class Args:
-    config: str = ""
-    """YAML file of settings (these field names); flags given on the command line override it"""
+class Args(Settings):
+    SEEDS: ClassVar[tuple[int, str]] = SEEDS
+    RUN_NAME: ClassVar[str] = "value"
+    RETIRED: ClassVar[dict[str, tuple[Any, str]]] = RETIRED
+
     exp_name: str = ""
     """name of the run (default value-<variant>-<N>p); its folder is <run_dir>/<exp_name>-s<seed>"""
-    run_dir: str = "runs"
-    """folder that receives the run folders"""
+    seed: int = 1
+    """seed of torch, of the line-ups, of the exploration and of the games"""
     resume: bool = False
     """continue the run in <run_dir>/<exp_name>-s<seed> from its last checkpoint (checkpoints/resume.pt:
     the network, optimizer, replay, snapshots, random streams, steps and CPU time so far) instead of
     starting a new folder; the budgets (total_timesteps, max_seconds, max_cpu_seconds) may change,
     nothing else. A folder without a checkpoint starts from the beginning there"""
-    seed: int = 1
-    """seed of torch, of the line-ups, of the exploration and of the games"""
-    threads: int = 1
-    """torch CPU threads (torch.set_num_threads)"""
-    variant: str = "midnight_party"
-    """rule set: midnight_party or hidden_castle"""
-    num_players: int = 4
-    """players per game"""
-    options: dict = field(default_factory=dict)
-    """rule options passed to the engine"""
     total_timesteps: int = 20_000_000
     """env steps to train for (decisions in training games, every seat's)"""
     max_seconds: float = 0.0
@@ -168,21 +171,6 @@ class Args:
     """where the learner explored, its targets take the greedy move's afterstate instead and the
     return stops there (Watkins' Q(lambda); needs td_lambda < 1): exploration that lasts to the end
     of the run does not bias the values of the greedy play that is shipped"""
-    openings: float = 0.0
-    """exploring starts: the share of training games that open with a number of decisions, drawn
-    uniformly from 1 to opening_length, made uniformly at random by every seat and not fitted (0:
-    none). The games go on from positions the agents' own play seldom reaches: a best response to a
-    near-optimal target loses most of what it misses in rare endgame positions of its own seat
-    (docs/RESEARCH.md, "Where the rest lies")"""
-    opening_length: int = 20
-    """the most decisions of such an opening (a one-round duo game lasts about 20)"""
-    rare_fit: float = 0.0
-    """weight of a record in the minibatches, its afterstate's count in the replay to the power
-    -rare_fit (0: every record alike; 1: every distinct afterstate alike). A best response to a
-    near-optimal target misses most in positions its play seldom reaches; where the game is small
-    enough that afterstates repeat, this fits them as well as the common ones, and the common ones
-    less (at 1 too little: docs/RESEARCH.md); at real size nearly every afterstate is new, and it
-    changes little"""
     restarts: float = 0.0
     """share of each iteration's training games that start not at set-up but at a position where
     the learner decided in an earlier training game, drawn with weight 1 / how often training met
@@ -190,11 +178,6 @@ class Args:
     The positions are kept in memory only (a resumed run meets them again from the start)"""
     frontier_size: int = 200_000
     """the most positions kept for restarts (the first met; about 1 kB each)"""
-    learner_budget: int = 0
-    """the learner's search budget while it plays the training games (0: its best afterstate, one
-    ply; above 0: the search of the value agent, a better policy whose games are fitted: slower)"""
-    learner_turns: int = 0
-    """own turns of that search (0: the search's default, as ``search`` plays without ``turns``)"""
     learner_others: float = 1.0
     """weight of the others' points in the learner's choices (the value agent's ``others``), in
     training, in its snapshots and in its evaluation: 1 plays for the margin over the others, 0 for
@@ -237,71 +220,43 @@ class Args:
     progress: bool = True
     """show a progress bar"""
 
-    def __post_init__(self):
-        self.check()
-
     def check(self) -> None:
-        """ValueError (one line naming the setting, its value and what is allowed) for a setting out of
-        range: checked when the settings are made and again by :func:`train`, before anything is
-        written (``midnight exploit`` makes its learner's settings before it writes exploit.json)."""
-        check_seed_below(self.seed, *SEEDS)
-        make_config(self.variant, self.num_players, **self.options)
-        check_counts(self, 1, "threads", "total_timesteps", "games_per_iteration", "batch_games", "minibatch",
-                     "epochs", "replay", "snapshot_every", "pool_size", "eval_deals")
+        """ConfigFileError (a ValueError: one line naming the setting, its value and what is allowed) for
+        a setting out of range: checked when the settings are made and again by :func:`train`, before
+        anything is written (``midnight exploit`` makes its learner's settings before it writes exploit.json)."""
+        super().check()
+        check_counts(self, 1, "total_timesteps", "games_per_iteration", "batch_games", "minibatch", "epochs", "replay",
+                     "snapshot_every", "pool_size", "eval_deals")
+        check_counts(self, 1, "frontier_size", why=" positions")
         check_counts(self, 0, "eval_every")
+        check_counts(self, 0, "anneal_timesteps", why=" env steps (0: total_timesteps)")
         check_numbers(self, 0.0, None, "max_seconds", "learning_rate")
+        check_numbers(self, 0.0, None, "max_cpu_seconds", why=" CPU-seconds (0: no limit)")
         check_numbers(self, 0.0, None, "points_scale", low_open=True)
         check_widths(self, "hidden_sizes")
-        for name in ("self_play", "explore", "keep", "td_lambda"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0 or (name == "keep" and value == 0.0):
-                raise ValueError(f"{name}={value!r} is out of range: allowed are numbers in "
-                                 f"{'(0, 1]' if name == 'keep' else '[0, 1]'}")
-        if not (self.explore_end == -1.0 or 0.0 <= self.explore_end <= 1.0):
-            raise ValueError(f"explore_end={self.explore_end!r} is out of range: allowed are -1 (explore "
-                             "throughout) or numbers in [0, 1]")
+        check_numbers(self, 0.0, 1.0, "self_play", "explore", "td_lambda")
+        check_numbers(self, 0.0, 1.0, "keep", low_open=True)
+        if self.explore_end != -1.0:
+            checks.number("explore_end=", self.explore_end, 0.0, 1.0, error=ConfigFileError,
+                          allowed="-1 (explore throughout) or numbers in [0, 1]")
         if self.greedy_targets and self.td_lambda == 1.0:
-            raise ValueError("greedy_targets=true needs td_lambda below 1: the targets of explored moves "
-                             "bootstrap from the network")
-        if not 0.0 <= self.weight_average < 1.0:
-            raise ValueError(f"weight_average={self.weight_average!r} is out of range: allowed are numbers in "
-                             "[0, 1) (0: no average)")
-        if not 0.0 <= self.openings <= 1.0:
-            raise ValueError(f"openings={self.openings!r} is out of range: allowed are numbers in [0, 1] (0: no "
-                             "exploring starts)")
-        if self.rare_fit < 0:
-            raise ValueError(f"rare_fit={self.rare_fit!r} is out of range: allowed are 0 (every record alike) or more")
-        if not 0.0 <= self.restarts < 1.0:
-            raise ValueError(f"restarts={self.restarts!r} is out of range: allowed are numbers in [0, 1) (some games "
-                             "must start at set-up to meet positions)")
-        if self.frontier_size < 1:
-            raise ValueError(f"frontier_size={self.frontier_size!r} is out of range: allowed are 1 or more positions")
-        if self.opening_length < 1:
-            raise ValueError(f"opening_length={self.opening_length!r} is out of range: allowed are 1 or more decisions")
-        if self.anneal_timesteps < 0:
-            raise ValueError(f"anneal_timesteps={self.anneal_timesteps!r} is out of range: allowed are 0 "
-                             "(total_timesteps) or more env steps")
-        for name in ("learner_budget", "learner_turns"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}={getattr(self, name)!r} is out of range: allowed are 0 ("
-                                 f"{'one ply' if name == 'learner_budget' else 'the search default'}) or more")
+            raise ConfigFileError("greedy_targets=true needs td_lambda below 1: the targets of explored moves "
+                                  "bootstrap from the network")
+        check_numbers(self, 0.0, 1.0, "weight_average", high_open=True, why=" (0: no average)")
+        check_numbers(self, 0.0, 1.0, "restarts", high_open=True,
+                      why=" (some games must start at set-up to meet positions)")
         if set(self.play) - set(PLAY_OPTIONS):
-            raise ValueError(f"play {self.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
-        if self.init_member < -1:
-            raise ValueError(f"init_member={self.init_member!r} is out of range: allowed are -1 (init_model is one "
-                             "network) or 0, 1, ... (a network of an ensemble)")
-        if self.max_cpu_seconds < 0:
-            raise ValueError(f"max_cpu_seconds={self.max_cpu_seconds!r} is out of range: allowed are 0 (no limit) or "
-                             "more CPU-seconds")
-        if not -1 <= self.learner_seat < self.num_players:
-            raise ValueError(f"learner_seat={self.learner_seat!r} is out of range: allowed are -1 (any seat) or 0 to "
-                             f"{self.num_players - 1} (num_players {self.num_players})")
+            raise ConfigFileError(f"play {self.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
+        checks.integer("init_member=", self.init_member, -1, error=ConfigFileError,
+                       allowed="-1 (init_model is one network) or 0, 1, ... (a network of an ensemble)")
+        checks.integer("learner_seat=", self.learner_seat, -1, self.num_players - 1, error=ConfigFileError,
+                       allowed=f"-1 (any seat) or 0 to {self.num_players - 1} (num_players {self.num_players})")
         if self.members and self.resume:
-            raise ValueError("resume=true continues one network's run: an ensemble (members) cannot resume")
+            raise ConfigFileError("resume=true continues one network's run: an ensemble (members) cannot resume")
         for i, changes in enumerate(self.members):
             if NOT_MEMBER & set(changes):
-                raise ValueError(f"members[{i}] changes {', '.join(sorted(NOT_MEMBER & set(changes)))}: a member may "
-                                 f"change every setting but {', '.join(sorted(NOT_MEMBER))}")
+                raise ConfigFileError(f"members[{i}] changes {', '.join(sorted(NOT_MEMBER & set(changes)))}: a "
+                                      f"member may change every setting but {', '.join(sorted(NOT_MEMBER))}")
             from_mapping(Args, member_settings(to_mapping(self), i), where=f"members[{i}]")  # its settings in range
 
 
@@ -379,11 +334,23 @@ class Explorer(Agent):
         return out
 
 
+class Played(NamedTuple):
+    """What the games of :func:`play_and_record` leave: one entry per decision step of the batch."""
+
+    obs: list[np.ndarray]  # the afterstates, each seen by the player who decided (m, D) float16
+    games: list[np.ndarray]  # the games that decided
+    seats: list[np.ndarray]  # the seat that decided in each
+    booked: list[np.ndarray]  # every seat's points right after the decision (m, N), by seat
+    ended: list[np.ndarray]  # whether the afterstate ends the game
+    recorded: list[np.ndarray]  # whether a recorded agent decided (``record_agents``; else empty)
+    explored: list[tuple]  # where the learner explored: (rows, greedy afterstate obs, its points, it ends)
+    final: np.ndarray  # every game's points at its end (B, N)
+
+
 def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray,
-                    points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0,
+                    points_scale: float, model: ValueModel | None = None, td_lambda: float = 1.0, *,
                     greedy_targets: bool = False, record_agents: list[int] | None = None,
-                    opening: np.ndarray | None = None, start: GameState | None = None,
-                    meet: Callable[[GameState, np.ndarray], None] | None = None
+                    start: GameState | None = None, meet: Callable[[GameState, np.ndarray], None] | None = None
                     ) -> tuple[np.ndarray, np.ndarray, int]:
     """Play the games to the end; (afterstate observations (M, D) float16, targets (M, N) float32,
     decisions). Row m is one decision's afterstate seen by the player who decided; its target is
@@ -401,24 +368,28 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
     bootstraps only from their afterstates (the network is fitted to no other: a return runs through
     the others' afterstates as with ``td_lambda`` 1); the decisions counted are every seat's.
 
-    ``opening`` (one count per game): exploring starts. Game g's first ``opening[g]`` decisions are
-    made uniformly at random, whoever holds the seat, and their rows are not returned: the games
-    that follow start from positions the agents' own play seldom reaches, and what is fitted is
-    still the agents' play from there (a return never runs back into the opening).
-
     ``start``: the games begin there (a batch of positions at a decision, one per seed, their dice
     streams set: :meth:`~midnight_env.training.frontier.Frontier.draw`) instead of at set-up.
-    ``meet(state, games)`` is called at every decision of ``agents[0]`` outside an opening, before
-    it acts (the learner's positions for :class:`~midnight_env.training.frontier.Frontier`)."""
+    ``meet(state, games)`` is called at every decision of ``agents[0]``, before it acts (the
+    learner's positions for :class:`~midnight_env.training.frontier.Frontier`)."""
+    bootstrap = td_lambda < 1.0 and model is not None
+    played = _play(engine, agents, lineups, seeds, greedy_targets and bootstrap, record_agents, start, meet)
+    targets = _lambda_returns(played, model if bootstrap else None, td_lambda, record_agents is not None)
+    obs = np.concatenate(played.obs)
+    if record_agents is not None:
+        kept = np.concatenate(played.recorded)
+        obs, targets = obs[kept], targets[kept]
+    return obs, (targets / points_scale).astype(np.float32), sum(len(g) for g in played.games)
+
+
+def _play(engine: Engine, agents: list[Agent], lineups: np.ndarray, seeds: np.ndarray, follow_greedy: bool,
+          record_agents: list[int] | None, start: GameState | None, meet) -> Played:
+    """The games of :func:`play_and_record` played to the end, every decision's afterstate kept;
+    ``follow_greedy``: where an :class:`Explorer` explored, its greedy move's afterstate too."""
     state = engine.new_games(seeds) if start is None else start
     rng = agent_streams(seeds)
     everyone = np.arange(len(seeds))
-    n = engine.num_players
-    bootstrap = td_lambda < 1.0 and model is not None
-    obs, games, seats, booked, ended, recorded, opened = [], [], [], [], [], [], []
-    decided = np.zeros(len(seeds), np.int64)  # decisions so far, per game
-    explored = []  # per decision step: (rows of it where the learner explored, greedy afterstate obs,
-    #                their booked points, whether that afterstate ends the game)
+    played = Played([], [], [], [], [], [], [], state.spooky)
     while True:
         deciding = np.flatnonzero((state.phase == PLACE) | (state.phase == MOVE))
         if not len(deciding):
@@ -426,60 +397,61 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
         actions = np.full(len(seeds), -1, np.int64)
         greedy = np.full(len(seeds), -1, np.int64)
         holder = lineups[everyone, state.player]
-        wild = np.zeros(len(deciding), bool) if opening is None else decided[deciding] < opening[deciding]
-        if meet is not None and (mine := ~wild & (holder[deciding] == 0)).any():
+        if meet is not None and (mine := holder[deciding] == 0).any():
             meet(state, deciding[mine])
-        for k in np.unique(holder[deciding][~wild]):
-            group = deciding[~wild & (holder[deciding] == k)]
+        for k in np.unique(holder[deciding]):
+            group = deciding[holder[deciding] == k]
             actions[group] = agents[k].act(Decisions(engine, state, group, rng, seeds))
-            if greedy_targets and isinstance(agents[k], Explorer):
+            if follow_greedy and isinstance(agents[k], Explorer):
                 greedy[group] = agents[k].greedy
-        if wild.any():
-            actions[deciding[wild]] = Decisions(engine, state, deciding[wild], rng, seeds).random_choice()
-        opened.append(wild)
-        decided[deciding] += 1
         movers = state.player[deciding].astype(np.int64)
         if record_agents is not None:
-            recorded.append(np.isin(holder[deciding], record_agents))
-        if greedy_targets and bootstrap:
+            played.recorded.append(np.isin(holder[deciding], record_agents))
+        if follow_greedy:
             rows = np.flatnonzero(greedy[deciding] >= 0)
             alt = state.take(deciding[rows])
             engine.apply_action(alt, greedy[deciding[rows]], check=False)
             alt_obs = encode_observations(engine, alt, np.arange(len(rows)), movers[rows]).astype(np.float16)
-            explored.append((rows, alt_obs, alt.spooky.astype(np.float64), alt.phase == OVER))
+            played.explored.append((rows, alt_obs, alt.spooky.astype(np.float64), alt.phase == OVER))
         engine.apply_action(state, actions, check=False)
-        obs.append(encode_observations(engine, state, deciding, movers).astype(np.float16))
-        games.append(deciding)
-        seats.append(movers)
-        booked.append(state.spooky[deciding].astype(np.float64))  # by seat
-        ended.append(state.phase[deciding] == OVER)
+        played.obs.append(encode_observations(engine, state, deciding, movers).astype(np.float16))
+        played.games.append(deciding)
+        played.seats.append(movers)
+        played.booked.append(state.spooky[deciding].astype(np.float64))  # by seat
+        played.ended.append(state.phase[deciding] == OVER)
         engine.roll_on(state)
-    # returns by seat, backwards along each game's afterstates (any player's)
+    return played._replace(final=state.spooky)
+
+
+def _lambda_returns(played: Played, model: ValueModel | None, td_lambda: float, recorded_only: bool) -> np.ndarray:
+    """Every afterstate's lambda-return (M, N) in its mover's view, backwards along each game's
+    afterstates (any player's); ``model``: the values bootstrapped from (None: none, Monte Carlo)."""
+    games, seats, booked, n = played.games, played.seats, played.booked, played.final.shape[1]
     to_abs = [(np.arange(n)[None, :] - s[:, None]) % n for s in seats]  # seat p's index in the mover's view
-    if bootstrap:
+    if model is not None:
         predicted = [np.where(e[:, None], 0.0, _view(model.points_to_come(o.astype(np.float32)), i))
-                     for o, e, i in zip(obs, ended, to_abs)]
+                     for o, e, i in zip(played.obs, played.ended, to_abs)]
     else:
         predicted = [np.zeros((len(g), n)) for g in games]
     # what the return before each afterstate bootstraps from: its points and value, or where the
     # learner explored, the greedy afterstate's (and then lambda 0 there)
     lam = [np.full(len(g), td_lambda) for g in games]
-    if record_agents is not None:  # the network values only the recorded agents' afterstates: no
-        for t, kept in enumerate(recorded):  # return bootstraps from another's, it runs through them
+    if recorded_only:  # the network values only the recorded agents' afterstates: no
+        for t, kept in enumerate(played.recorded):  # return bootstraps from another's, it runs through them
             lam[t][~kept] = 1.0
     alt_booked, alt_predicted = list(booked), list(predicted)
-    for t, (rows, o, b, e) in enumerate(explored):
+    for t, (rows, o, b, e) in enumerate(played.explored):
         if len(rows):
             alt_booked[t], alt_predicted[t] = booked[t].copy(), predicted[t].copy()  # not the taken ones
             lam[t][rows] = 0.0
             alt_booked[t][rows] = b
             alt_predicted[t][rows] = np.where(e[:, None], 0.0,
                                               _view(model.points_to_come(o.astype(np.float32)), to_abs[t][rows]))
-    next_points = state.spooky.astype(np.float64)
+    B = len(played.final)
+    next_points = played.final.astype(np.float64)
     next_alt_points = next_points.copy()
-    next_value = np.zeros((len(seeds), n))
-    next_return = np.zeros((len(seeds), n))
-    next_lam = np.full(len(seeds), td_lambda)
+    next_value, next_return = np.zeros((B, n)), np.zeros((B, n))
+    next_lam = np.full(B, td_lambda)
     returns = [None] * len(games)
     for t in range(len(games) - 1, -1, -1):
         g = games[t]
@@ -490,40 +462,21 @@ def play_and_record(engine: Engine, agents: list[Agent], lineups: np.ndarray, se
         next_points[g], next_alt_points[g], next_value[g] = booked[t], alt_booked[t], alt_predicted[t]
         next_return[g], next_lam[g] = ret, lam[t]
     to_rel = [(s[:, None] + np.arange(n)[None, :]) % n for s in seats]  # the mover's view of seat order
-    targets = np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
-    obs = np.concatenate(obs)
-    kept = ~np.concatenate(opened)
-    if record_agents is not None:
-        kept &= np.concatenate(recorded)
-    if not kept.all():
-        obs, targets = obs[kept], targets[kept]
-    return obs, (targets / points_scale).astype(np.float32), sum(len(g) for g in games)
+    return np.concatenate([_view(r, i) for r, i in zip(returns, to_rel)])
 
 
 def fit_values(net: Network, optimizer, x: torch.Tensor, y: torch.Tensor, epochs: int, minibatch: int,
-               gen: torch.Generator, draw: torch.Tensor | None = None) -> float:
-    """``epochs`` passes of Adam over (observations, targets) in shuffled minibatches; the mean loss.
-    ``draw``: each record's weight in drawing the minibatches instead (with replacement, as many
-    records a pass)."""
+               gen: torch.Generator) -> float:
+    """``epochs`` passes of Adam over (observations, targets) in shuffled minibatches; the mean loss."""
     losses = []
     for _ in range(epochs):
-        order = (torch.randperm(len(x), generator=gen) if draw is None
-                 else torch.multinomial(draw, len(x), replacement=True, generator=gen))
-        for idx in order.split(minibatch):
+        for idx in torch.randperm(len(x), generator=gen).split(minibatch):
             loss = ((net(x[idx].float()) - y[idx]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
     return float(np.mean(losses))
-
-
-def rarity_weights(obs: np.ndarray, power: float) -> np.ndarray:
-    """Each row's weight ``c ** -power``, c how many rows hold the same observation: at power 1
-    every distinct afterstate is drawn as often as any other, however seldom play reaches it."""
-    rows = np.ascontiguousarray(obs).view(np.dtype((np.void, obs.dtype.itemsize * obs.shape[1]))).ravel()
-    _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
-    return counts[inverse].astype(np.float64) ** -power
 
 
 def _view(rows: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -563,7 +516,8 @@ def resume_state(run_dir: Path, config: dict[str, Any]) -> dict[str, Any] | None
     if not isinstance(saved, dict) or saved.get("format") != RESUME_FORMAT:
         raise ValueError(f"{path} is not a value run's resume state (format {RESUME_FORMAT})")
     mine = {k: v for k, v in config.items() if k not in RESUMABLE}
-    changed = sorted(k for k in set(mine) | set(saved["config"]) if mine.get(k) != saved["config"].get(k))
+    theirs = {k: v for k, v in saved["config"].items() if RETIRED.get(k, (object(),))[0] != v}  # deleted, unused
+    changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if changed:
         theirs = ", ".join(f"{k}={saved['config'].get(k)!r}" for k in changed)
         raise ValueError(f"resume=true: the run in {run_dir} was trained with {theirs}, these settings give "
@@ -574,16 +528,317 @@ def resume_state(run_dir: Path, config: dict[str, Any]) -> dict[str, Any] | None
 
 def load_config(path: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
     """:class:`Args` from a YAML file (or the defaults) with ``overrides`` applied; ``config`` names the file."""
-    data = load_yaml(path) if path else {}
-    data.update(overrides or {})
-    if path:
-        data["config"] = str(path)
-    return from_mapping(Args, data, where=str(path) if path else "overrides")
+    return Args.load(path, overrides)
+
+
+class Streams:
+    """The run's random streams, seeded once: ``np`` (line-ups, restarts, kept records), ``explore``
+    (the learner's random moves), ``gen`` (the fit's minibatches) and torch's own (the network's
+    initial weights)."""
+
+    def __init__(self, seed: int):
+        self.np = np.random.default_rng(seed)
+        torch.manual_seed(seed)
+        self.gen = torch.Generator().manual_seed(seed)
+        self.explore = np.random.default_rng(seed + 1)
+
+    def state(self) -> dict[str, Any]:
+        return {"np_rng": self.np.bit_generator.state, "explore_rng": self.explore.bit_generator.state,
+                "torch_gen": self.gen.get_state(), "torch_rng": torch.get_rng_state()}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.np.bit_generator.state = saved["np_rng"]
+        self.explore.bit_generator.state = saved["explore_rng"]
+        self.gen.set_state(saved["torch_gen"])
+        torch.set_rng_state(saved["torch_rng"])
+
+
+class Learner:
+    """The network that plays and learns, its optimizer, and with ``weight_average`` the moving
+    average of its fits: the network evaluated, checkpointed and shipped (:meth:`shipped`)."""
+
+    def __init__(self, args: Args, engine: Engine):
+        self.args, self.engine = args, engine
+        self.net = Network(observation_size(engine), engine.num_players, args.hidden_sizes)
+        self.previous = start_from(self.net, args, engine) if args.init_model else None  # its training
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate)
+        self.averaged = (AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(args.weight_average))
+                         if args.weight_average else None)
+
+    def shipped(self) -> Network:
+        return self.averaged.module if self.averaged is not None else self.net
+
+    def agent(self, name: str = "learner", shipped: bool = False) -> ValueAgent:
+        """The network's one-ply player (of the live network, or the shipped one)."""
+        net = self.shipped() if shipped else self.net
+        return ValueAgent(model=frozen(net, self.engine, self.args.points_scale, name), budget=0,
+                          others=self.args.learner_others)
+
+    def anneal(self, frac: float) -> None:
+        """The learning rate, decayed linearly to a tenth at the end of the schedule (``anneal_lr``)."""
+        if self.args.anneal_lr:
+            self.optimizer.param_groups[0]["lr"] = self.args.learning_rate * (1.0 - 0.9 * frac)
+
+    def fit(self, replay: list[tuple[np.ndarray, np.ndarray]], gen: torch.Generator) -> tuple[float, int]:
+        """``epochs`` passes over the replayed records (the average follows); the mean loss and the records."""
+        x = torch.from_numpy(np.concatenate([r[0] for r in replay]))
+        y = torch.from_numpy(np.concatenate([r[1] for r in replay]))
+        loss = fit_values(self.net, self.optimizer, x, y, self.args.epochs, self.args.minibatch, gen)
+        if self.averaged is not None:
+            self.averaged.update_parameters(self.net)
+        return loss, len(x)
+
+    def record(self, run: RunFolder, step: int, iteration: int, command: str | None, **times: float) -> dict:
+        """The ``training`` section of the model's metadata so far (``times``: seconds, cpu_seconds)."""
+        training = run.training("value_iteration", self.args.seed, step, command, **times)
+        training["cpu_minutes"] = round(times.get("cpu_seconds", run.cpu_seconds()) / 60, 1)
+        training["iterations"] = iteration
+        if self.previous is not None:
+            training["init_model"] = {"path": self.args.init_model, "training": self.previous}
+            if self.args.init_member >= 0:
+                training["init_model"]["member"] = self.args.init_member
+        return training
+
+    def state(self) -> dict[str, Any]:
+        return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "averaged": self.averaged.state_dict() if self.averaged is not None else None}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.net.load_state_dict(saved["net"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        if self.averaged is not None:
+            self.averaged.load_state_dict(saved["averaged"])
+
+
+def start_from(net: Network, args: Args, engine: Engine) -> dict[str, Any]:
+    """``net`` started from ``init_model`` (its network ``init_member`` of an ensemble), widened to
+    ``hidden_sizes`` (:func:`widen_into`); that network's own training record."""
+    init = ValueModel.load(args.init_model)
+    init.check_engine(engine)
+    many = len(init.members)
+    if many > 1 and args.init_member < 0:
+        raise ModelError(f"model {init.npz_path} is an ensemble of {many} networks: init_model starts from one "
+                         f"network, init_member=K picks it (0 to {many - 1})")
+    if args.init_member >= many:
+        raise ModelError(f"init_member {args.init_member} is out of range: model {init.npz_path} has "
+                         f"{many} network{'s' if many > 1 else ''} (allowed: -1 or 0 to {many - 1})")
+    widen_into(net, init.member_weights(max(args.init_member, 0)), str(init.npz_path), args.hidden_sizes)
+    previous = init.meta.get("training", {})
+    if many > 1:  # the chosen network's own training, not the ensemble's
+        previous = (init.meta.get("members") or [previous] * many)[args.init_member]
+    return previous
+
+
+class League:
+    """The other seats' agents: ``league``'s agent specs, and for ``snapshot`` frozen past networks
+    (one taken every ``snapshot_every`` iterations, the last ``pool_size`` kept, the oldest replaced)."""
+
+    def __init__(self, args: Args):
+        self.args = args
+        self.specs = list(args.league)
+        self.fixed = {s: make_agent(s) for s in self.specs if s != SNAPSHOT}
+        self.snapshots: list[ValueAgent] = []
+        self.snap_next = 0
+
+    def pool(self) -> list[Agent]:
+        """The agents drawn into the other seats: 1, 2, ... in a line-up (0 is the learner)."""
+        return [self.fixed[s] for s in self.specs if s != SNAPSHOT] + (self.snapshots if SNAPSHOT in self.specs else [])
+
+    def lineups(self, rng: np.random.Generator, games: int, num_players: int, pool: int,
+                seats: np.ndarray | None = None) -> np.ndarray:
+        """Who holds each seat of ``games`` games (0: the learner, k: pool[k - 1]): each seat the learner
+        with probability ``self_play``, one seat at least (``learner_seat``, else any; ``seats`` >= 0:
+        that one, a restart's player)."""
+        lineups = np.zeros((games, num_players), np.int64)
+        if pool:
+            other = rng.random((games, num_players)) >= self.args.self_play
+            mine = (rng.integers(num_players, size=games) if self.args.learner_seat < 0
+                    else np.full(games, self.args.learner_seat))
+            if seats is not None:  # a restart continues the learner's decision in its seat
+                mine = np.where(seats >= 0, seats, mine)
+            other[np.arange(games), mine] = False  # one learner at least (in its seat)
+            lineups[other] = 1 + rng.integers(pool, size=int(other.sum()))
+        return lineups
+
+    def update(self, learner: Learner, iteration: int) -> None:
+        """Every ``snapshot_every`` iterations a snapshot of the live network joins (the oldest leaves)."""
+        if SNAPSHOT in self.specs and iteration % self.args.snapshot_every == 0:
+            snap = learner.agent(f"snapshot{iteration}")
+            if len(self.snapshots) < self.args.pool_size:
+                self.snapshots.append(snap)
+            else:
+                self.snapshots[self.snap_next] = snap
+                self.snap_next = (self.snap_next + 1) % self.args.pool_size
+
+    def state(self) -> dict[str, Any]:
+        return {"snap_next": self.snap_next,
+                "snapshots": [(s.model.source, {k: torch.from_numpy(np.ascontiguousarray(v))
+                                                for k, v in s.model.weights().items()}) for s in self.snapshots]}
+
+    def restore(self, saved: dict[str, Any], engine: Engine) -> None:
+        self.snap_next = saved["snap_next"]
+        self.snapshots = [ValueAgent(model=ValueModel({k: v.numpy() for k, v in w.items()},
+                                                      value_meta(engine, self.args.points_scale), source=source),
+                                     budget=0, others=self.args.learner_others) for source, w in saved["snapshots"]]
+
+
+@dataclass
+class Progress:
+    """How far the run is: env steps, iterations, the last iteration's metrics, the replayed records."""
+
+    step: int = 0
+    iteration: int = 0
+    last: dict[str, float] = field(default_factory=dict)
+    replay: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def state(self) -> dict[str, Any]:
+        return {"global_step": self.step, "iteration": self.iteration, "last": self.last,
+                "replay": [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in self.replay]}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.step, self.iteration, self.last = saved["global_step"], saved["iteration"], saved["last"]
+        self.replay = [(x.numpy(), y.numpy()) for x, y in saved["replay"]]
+
+
+class Checkpoint:
+    """A value run's checkpoints/: a model every ``eval_every`` iterations, and ``resume.pt``, everything
+    a resumed run continues from (:data:`RESUME_FORMAT`; written whole, then renamed)."""
+
+    def __init__(self, args: Args):
+        """The run's folder: a new one, or with ``resume`` the run's own (its state in :attr:`saved`,
+        None where it has none: the run starts there from the beginning)."""
+        config = args.as_mapping()
+        self.saved = None
+        if args.resume:
+            run_dir = Path(args.run_dir) / args.run_name()
+            self.saved = resume_state(run_dir, config)
+            (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+        else:
+            run_dir = make_run_dir(args.run_dir, args.run_name())
+        saved = self.saved or {}
+        self.run = RunFolder(run_dir, config, append_to_step=saved.get("global_step"),
+                             seconds=saved.get("seconds", 0.0), cpu_seconds=saved.get("cpu_seconds", 0.0))
+
+    def restore(self, progress: Progress, learner: Learner, league: League, streams: Streams) -> None:
+        """The parts of the run as the checkpoint left them (nothing where there is none)."""
+        if self.saved is not None:
+            progress.restore(self.saved)
+            learner.restore(self.saved)
+            league.restore(self.saved, learner.engine)
+            streams.restore(self.saved)
+
+    def save(self, progress: Progress, learner: Learner, league: League, streams: Streams) -> None:
+        run = self.run
+        state = {"format": RESUME_FORMAT, "config": {k: v for k, v in run.config.items() if k not in RESUMABLE},
+                 **progress.state(), **league.state(), "seconds": run.seconds(), "cpu_seconds": run.cpu_seconds(),
+                 **learner.state(), **streams.state()}
+        path = run.run_dir / "checkpoints" / RESUME_FILE
+        torch.save(state, path.with_suffix(".tmp"))
+        os.replace(path.with_suffix(".tmp"), path)
+
+
+def play(args: Args, engine: Engine, agents: list[Agent], league: League, frontier: Frontier,
+         rng: np.random.Generator, iteration: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """An iteration's training games, ``batch_games`` at a time, ``agents[0]`` the learner: the first
+    ones from set-up, a ``restarts`` share from the frontier; (afterstates, targets, env steps, games
+    restarted)."""
+    obs_parts, target_parts, steps = [], [], 0
+    restarted = int(round(args.restarts * args.games_per_iteration)) if len(frontier) else 0
+    fresh = args.games_per_iteration - restarted
+    for lo in range(0, args.games_per_iteration, args.batch_games):
+        b = min(args.batch_games, args.games_per_iteration - lo)
+        seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
+        begin, seats = None, None
+        if lo + b > fresh:  # the first `fresh` games start at set-up, the rest from the frontier
+            begin = frontier.draw(rng, seeds[max(0, fresh - lo):])
+            if lo < fresh:  # a batch across the boundary: its set-up games first
+                begin = GameState.concatenate([engine.new_games(seeds[:fresh - lo]), begin])
+            seats = np.where(np.arange(lo, lo + b) >= fresh, begin.player, -1)
+        lineups = league.lineups(rng, b, engine.num_players, len(agents) - 1, seats)
+        o, t, s = play_and_record(engine, agents, lineups, seeds, args.points_scale, agents[0].agent.model,
+                                  args.td_lambda, greedy_targets=args.greedy_targets,
+                                  record_agents=[0] if args.learner_records else None, start=begin,
+                                  meet=frontier.meet if args.restarts else None)
+        if args.keep < 1.0:
+            kept = rng.random(len(o)) < args.keep
+            o, t = o[kept], t[kept]
+        obs_parts.append(o)
+        target_parts.append(t)
+        steps += s
+    return np.concatenate(obs_parts), np.concatenate(target_parts), steps, restarted
+
+
+class Evaluation:
+    """The shipped network's one-ply player measured, logged with the CPU time so far: against the
+    strong field (``eval_field``, ``eval_deals`` duplicate deals) or by ``evaluator(agent, engine)``."""
+
+    def __init__(self, args: Args, engine: Engine, evaluator: Callable[[Agent, Engine], dict[str, float]] | None):
+        self.args, self.engine, self.evaluator = args, engine, evaluator
+        self.field = [make_agent(s) for s in args.eval_field] if evaluator is None else []
+
+    def __call__(self, learner: Learner, run: RunFolder, step: int) -> dict[str, float]:
+        agent = learner.agent(shipped=True)
+        if self.evaluator is not None:
+            metrics = dict(self.evaluator(agent, self.engine))
+        else:
+            metrics = strong_field_eval(agent, self.engine, self.field, list(self.args.eval_field),
+                                        self.args.eval_deals, seed=10**9 + self.args.seed * 10**4)
+        metrics["charts/cpu_minutes"] = run.cpu_seconds() / 60
+        run.log(step, metrics)
+        return metrics
+
+
+class Bar:
+    """The progress bar, following the budget that ends the run: CPU time where one is set (``midnight
+    exploit``'s steps are unbounded: 10**15), else env steps."""
+
+    def __init__(self, args: Args, run: RunFolder, step: int):
+        self.by_cpu, desc = bool(args.max_cpu_seconds), f"value {args.variant} {args.num_players}p"
+        if self.by_cpu:
+            spent = run.cpu_seconds() / 60  # a resumed run's CPU time included
+            self.bar = tqdm(total=round(args.max_cpu_seconds / 60, 2), initial=round(spent, 2), unit="CPU-min",
+                            disable=not args.progress, desc=desc,
+                            bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} CPU-min [{elapsed}<{remaining}{postfix}]")
+        else:
+            self.bar = tqdm(total=args.total_timesteps, initial=step, unit="step", unit_scale=True,
+                            disable=not args.progress, desc=desc)
+
+    def update(self, run: RunFolder, progress: Progress, steps: int) -> None:
+        loss = f"{progress.last['losses/value_loss']:.3f}"
+        if self.by_cpu:
+            self.bar.update(min(self.bar.total, run.cpu_seconds() / 60) - self.bar.n)
+            self.bar.set_postfix(steps=f"{progress.step:,}", loss=loss)
+        else:
+            self.bar.update(steps)
+            self.bar.set_postfix(loss=loss)
+
+    def write(self, progress: Progress, ev: dict[str, float]) -> None:
+        """An evaluation's line, above the bar."""
+        self.bar.write(f"iteration {progress.iteration}, {progress.step} steps, {ev['charts/cpu_minutes']:.1f} "
+                       f"CPU-min: {ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} points, "
+                       f"margin {ev.get('eval/margin', 0):+.2f}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def schedule(args: Args, run: RunFolder, step: int, horizon: int) -> float:
+    """How far the run is along its schedules: its steps over ``horizon``, or its CPU time over
+    max_cpu_seconds where that is further."""
+    frac = step / horizon
+    if args.max_cpu_seconds:
+        frac = max(frac, run.cpu_seconds() / args.max_cpu_seconds)
+    return min(1.0, frac)
+
+
+def out_of_time(args: Args, run: RunFolder) -> bool:
+    return bool((args.max_seconds and run.seconds() > args.max_seconds)
+                or (args.max_cpu_seconds and run.cpu_seconds() > args.max_cpu_seconds))
 
 
 def train(args: Args, command: str | None = None,
-          evaluator: Callable[[Agent, Engine], dict[str, float]] | None = None) -> dict[str, Any]:
-    """One training run (see the module doc); its folder, last metrics, final evaluation, network and steps.
+          evaluator: Callable[[Agent, Engine], dict[str, float]] | None = None) -> TrainResult:
+    """One training run (see the module doc): iterations of play, fit, league, log and checkpoint.
 
     ``evaluator(agent, engine)``: the metrics of each evaluation of the shipped network's one-ply
     player (``eval/points`` and ``eval/points_ci`` at least), instead of :func:`strong_field_eval`
@@ -592,251 +847,67 @@ def train(args: Args, command: str | None = None,
     if args.members:
         return train_ensemble(args, command)
     torch.set_num_threads(args.threads)
-    np_rng = np.random.default_rng(args.seed)
-    torch.manual_seed(args.seed)
-    gen = torch.Generator().manual_seed(args.seed)
-
+    streams = Streams(args.seed)
     engine = Engine(args.variant, args.num_players, **args.options)
-    N, D = engine.num_players, observation_size(engine)
-    name = f"{args.exp_name or f'value-{args.variant}-{N}p'}-s{args.seed}"
-    config = to_mapping(args)
-    saved = None
-    if args.resume:
-        run_dir = Path(args.run_dir) / name
-        saved = resume_state(run_dir, config)
-        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    else:
-        run_dir = make_run_dir(args.run_dir, name)
-    write_config(run_dir, config)
-    logger = MetricLogger(run_dir, append_to_step=None if saved is None else saved["global_step"],
-                          seconds=0.0 if saved is None else saved["seconds"])
-    code = code_version()
-    start, cpu_start = time.perf_counter(), time.process_time()
-    if saved is not None:  # the time spent before the interruption counts
-        start, cpu_start = start - saved["seconds"], cpu_start - saved["cpu_seconds"]
-
-    net = Network(D, N, args.hidden_sizes)
-    previous = None
-    if args.init_model:
-        init = ValueModel.load(args.init_model)
-        init.check_engine(engine)
-        many = len(init.members)
-        if many > 1 and args.init_member < 0:
-            raise ModelError(f"model {init.npz_path} is an ensemble of {many} networks: init_model starts from one "
-                             f"network, init_member=K picks it (0 to {many - 1})")
-        if args.init_member >= many:
-            raise ModelError(f"init_member {args.init_member} is out of range: model {init.npz_path} has "
-                             f"{many} network{'s' if many > 1 else ''} (allowed: -1 or 0 to {many - 1})")
-        widen_into(net, init.member_weights(max(args.init_member, 0)), str(init.npz_path), args.hidden_sizes)
-        previous = init.meta.get("training", {})
-        if many > 1:  # the chosen network's own training, not the ensemble's
-            previous = (init.meta.get("members") or [previous] * many)[args.init_member]
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
-    averaged = (AveragedModel(net, multi_avg_fn=get_ema_multi_avg_fn(args.weight_average))
-                if args.weight_average else None)
-
-    def shipped() -> Network:
-        """The network that is evaluated, checkpointed and saved: the average if there is one."""
-        return averaged.module if averaged is not None else net
-
-    # -- the league: agent specs, and frozen snapshots of the network ------------------------------
-    specs = list(args.league)
-    fixed = {s: make_agent(s) for s in specs if s != SNAPSHOT}
-    snapshots: list[ValueAgent] = []
-    snap_next = 0
-    field_agents = [make_agent(s) for s in args.eval_field] if evaluator is None else []
-    explore_rng = np.random.default_rng(args.seed + 1)
+    checkpoint = Checkpoint(args)
+    run, progress = checkpoint.run, Progress()
+    learner, league = Learner(args, engine), League(args)
+    evaluate = Evaluation(args, engine, evaluator)
     frontier = Frontier(args.frontier_size)  # positions met by the learner, for restarts
-
-    def evaluate(step: int) -> dict[str, float]:
-        learner = ValueAgent(model=frozen(shipped(), engine, args.points_scale), budget=0, others=args.learner_others)
-        if evaluator is not None:
-            metrics = dict(evaluator(learner, engine))
-        else:
-            metrics = strong_field_eval(learner, engine, field_agents, list(args.eval_field), args.eval_deals,
-                                        seed=10**9 + args.seed * 10**4)
-        metrics["charts/cpu_minutes"] = (time.process_time() - cpu_start) / 60
-        logger.log(step, metrics)
-        return metrics
-
-    def training_so_far(step: int, iteration: int, seconds: float | None = None,
-                        cpu_seconds: float | None = None) -> dict[str, Any]:
-        seconds = time.perf_counter() - start if seconds is None else seconds
-        cpu_seconds = time.process_time() - cpu_start if cpu_seconds is None else cpu_seconds
-        training = training_metadata("value_iteration", config, args.seed, seconds, step,
-                                     cpu_seconds=cpu_seconds, command=command, code=code)
-        training["cpu_minutes"] = round(cpu_seconds / 60, 1)
-        training["iterations"] = iteration
-        if previous is not None:
-            training["init_model"] = {"path": args.init_model, "training": previous}
-            if args.init_member >= 0:
-                training["init_model"]["member"] = args.init_member
-        return training
-
-    replay: list[tuple[np.ndarray, np.ndarray]] = []
-    global_step, iteration, last = 0, 0, {}
-    if saved is not None:
-        global_step, iteration, last, snap_next = (saved["global_step"], saved["iteration"], saved["last"],
-                                                   saved["snap_next"])
-        net.load_state_dict(saved["net"])
-        optimizer.load_state_dict(saved["optimizer"])
-        if averaged is not None:
-            averaged.load_state_dict(saved["averaged"])
-        replay = [(x.numpy(), y.numpy()) for x, y in saved["replay"]]
-        snapshots = [ValueAgent(model=ValueModel({k: v.numpy() for k, v in w.items()},
-                                                 value_meta(engine, args.points_scale), source=source),
-                                budget=0, others=args.learner_others) for source, w in saved["snapshots"]]
-        np_rng.bit_generator.state = saved["np_rng"]
-        explore_rng.bit_generator.state = saved["explore_rng"]
-        gen.set_state(saved["torch_gen"])
-        torch.set_rng_state(saved["torch_rng"])
-
-    def save_resume_state() -> None:
-        """checkpoints/resume.pt: everything a resumed run continues from (written whole, then renamed)."""
-        state = {"format": RESUME_FORMAT, "config": {k: v for k, v in config.items() if k not in RESUMABLE},
-                 "global_step": global_step, "iteration": iteration, "last": last, "snap_next": snap_next,
-                 "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu_start,
-                 "net": net.state_dict(), "optimizer": optimizer.state_dict(),
-                 "averaged": averaged.state_dict() if averaged is not None else None,
-                 "replay": [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in replay],
-                 "snapshots": [(s.model.source, {k: torch.from_numpy(np.ascontiguousarray(v))
-                                                 for k, v in s.model.weights().items()}) for s in snapshots],
-                 "np_rng": np_rng.bit_generator.state, "explore_rng": explore_rng.bit_generator.state,
-                 "torch_gen": gen.get_state(), "torch_rng": torch.get_rng_state()}
-        path = run_dir / "checkpoints" / RESUME_FILE
-        torch.save(state, path.with_suffix(".tmp"))
-        os.replace(path.with_suffix(".tmp"), path)
-
-    def schedule(step: int, horizon: int) -> float:
-        """How far the run is along its schedules: its steps over ``horizon``, or its CPU time over
-        max_cpu_seconds where that is further."""
-        frac = step / horizon
-        if args.max_cpu_seconds:
-            frac = max(frac, (time.process_time() - cpu_start) / args.max_cpu_seconds)
-        return min(1.0, frac)
-
-    # the bar follows the budget that ends the run: CPU time where one is set (midnight exploit's
-    # steps are unbounded: 10**15), else env steps
-    by_cpu = bool(args.max_cpu_seconds)
-    if by_cpu:
-        spent = (time.process_time() - cpu_start) / 60  # a resumed run's CPU time included
-        bar = tqdm(total=round(args.max_cpu_seconds / 60, 2), initial=round(spent, 2), unit="CPU-min",
-                   disable=not args.progress, desc=f"value {args.variant} {N}p",
-                   bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} CPU-min [{elapsed}<{remaining}{postfix}]")
-    else:
-        bar = tqdm(total=args.total_timesteps, initial=global_step, unit="step", unit_scale=True,
-                   disable=not args.progress, desc=f"value {args.variant} {N}p")
-    while global_step < args.total_timesteps:
-        if args.max_seconds and time.perf_counter() - start > args.max_seconds:
-            break
-        if args.max_cpu_seconds and time.process_time() - cpu_start > args.max_cpu_seconds:
-            break
-        iteration += 1
-        frac = schedule(global_step, args.anneal_timesteps or args.total_timesteps)
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
+    checkpoint.restore(progress, learner, league, streams)
+    bar = Bar(args, run, progress.step)
+    while progress.step < args.total_timesteps and not out_of_time(args, run):
+        progress.iteration += 1
+        learner.anneal(schedule(args, run, progress.step, args.anneal_timesteps or args.total_timesteps))
         # -- play --------------------------------------------------------------------------------
         t_play = time.process_time()
         explore = args.explore
         if args.explore_end >= 0:
-            explore += (args.explore_end - args.explore) * schedule(global_step, args.total_timesteps)
-        learner = Explorer(ValueAgent(model=frozen(net, engine, args.points_scale), budget=args.learner_budget,
-                                      turns=args.learner_turns or None, others=args.learner_others),
-                           explore, explore_rng)
-        pool = [fixed[s] for s in specs if s != SNAPSHOT] + (snapshots if SNAPSHOT in specs else [])
-        obs_parts, target_parts, steps = [], [], 0
-        restarted = int(round(args.restarts * args.games_per_iteration)) if len(frontier) else 0
-        fresh = args.games_per_iteration - restarted
-        for lo in range(0, args.games_per_iteration, args.batch_games):
-            b = min(args.batch_games, args.games_per_iteration - lo)
-            # the first `fresh` games start at set-up, the rest from the frontier
-            seeds = args.seed * 10**7 + (iteration * args.games_per_iteration + lo + np.arange(b))
-            begin = None
-            if lo + b > fresh:
-                begin = frontier.draw(np_rng, seeds[max(0, fresh - lo):])
-                if lo < fresh:  # a batch across the boundary: its set-up games first
-                    begin = GameState.concatenate([engine.new_games(seeds[:fresh - lo]), begin])
-            lineups = np.zeros((b, N), np.int64)  # 0: the learner, k: pool[k - 1]
-            if pool:
-                other = np_rng.random((b, N)) >= args.self_play
-                mine = np_rng.integers(N, size=b) if args.learner_seat < 0 else np.full(b, args.learner_seat)
-                if begin is not None:  # a restart continues the learner's decision in its seat
-                    mine = np.where(np.arange(lo, lo + b) >= fresh, begin.player, mine)
-                other[np.arange(b), mine] = False  # one learner at least (in its seat)
-                lineups[other] = 1 + np_rng.integers(len(pool), size=int(other.sum()))
-            opening = None
-            if args.openings:  # (no draws without: the runs before openings replay as they were)
-                opening = np.where(np_rng.random(b) < args.openings,
-                                   np_rng.integers(1, args.opening_length + 1, size=b), 0)
-                opening[np.arange(lo, lo + b) >= fresh] = 0  # a restart is an exploring start already
-            o, t, s = play_and_record(engine, [learner, *pool], lineups, seeds, args.points_scale,
-                                      learner.agent.model, args.td_lambda, args.greedy_targets,
-                                      [0] if args.learner_records else None, opening=opening, start=begin,
-                                      meet=frontier.meet if args.restarts else None)
-            if args.keep < 1.0:
-                kept = np_rng.random(len(o)) < args.keep
-                o, t = o[kept], t[kept]
-            obs_parts.append(o)
-            target_parts.append(t)
-            steps += s
-        replay = (replay + [(np.concatenate(obs_parts), np.concatenate(target_parts))])[-args.replay:]
-        global_step += steps
+            explore += (args.explore_end - args.explore) * schedule(args, run, progress.step, args.total_timesteps)
+        agents = [Explorer(learner.agent(), explore, streams.explore), *league.pool()]
+        obs, targets, steps, restarted = play(args, engine, agents, league, frontier, streams.np, progress.iteration)
+        progress.replay = (progress.replay + [(obs, targets)])[-args.replay:]
+        progress.step += steps
         play_time = time.process_time() - t_play
         # -- fit ---------------------------------------------------------------------------------
         t_fit = time.process_time()
-        x = torch.from_numpy(np.concatenate([r[0] for r in replay]))
-        y = torch.from_numpy(np.concatenate([r[1] for r in replay]))
-        draw = torch.from_numpy(rarity_weights(x.numpy(), args.rare_fit)) if args.rare_fit else None
-        loss = fit_values(net, optimizer, x, y, args.epochs, args.minibatch, gen, draw)
-        if averaged is not None:
-            averaged.update_parameters(net)
+        loss, records = learner.fit(progress.replay, streams.gen)
         fit_time = time.process_time() - t_fit
-        # -- bookkeeping -------------------------------------------------------------------------
-        if SNAPSHOT in specs and iteration % args.snapshot_every == 0:
-            snap = ValueAgent(model=frozen(net, engine, args.points_scale, f"snapshot{iteration}"), budget=0,
-                              others=args.learner_others)
-            if len(snapshots) < args.pool_size:
-                snapshots.append(snap)
-            else:
-                snapshots[snap_next] = snap
-                snap_next = (snap_next + 1) % args.pool_size
-        last = {"losses/value_loss": loss, "charts/learning_rate": optimizer.param_groups[0]["lr"],
-                "charts/explore": explore, **({"charts/frontier": len(frontier), "charts/restarted": restarted}
-                                              if args.restarts else {}),
-                "charts/records": len(x), "charts/play_cpu_s": play_time, "charts/fit_cpu_s": fit_time,
-                "charts/SPS": global_step / (time.perf_counter() - start),
-                "charts/cpu_SPS": global_step / (time.process_time() - cpu_start)}
-        logger.log(global_step, last)
-        if by_cpu:
-            bar.update(min(bar.total, (time.process_time() - cpu_start) / 60) - bar.n)
-            bar.set_postfix(steps=f"{global_step:,}", loss=f"{last['losses/value_loss']:.3f}")
-        else:
-            bar.update(steps)
-            bar.set_postfix(loss=f"{last['losses/value_loss']:.3f}")
-        if args.eval_every and iteration % args.eval_every == 0:
-            ev = evaluate(global_step)
-            bar.write(f"iteration {iteration}, {global_step} steps, {ev['charts/cpu_minutes']:.1f} CPU-min: "
-                      f"{ev['eval/points']:.2f} ± {ev['eval/points_ci']:.2f} points, "
-                      f"margin {ev.get('eval/margin', 0):+.2f}")
-            # a checkpoint carries its training so far: a run stopped by hand still ships with its cost
-            save_model(run_dir / "checkpoints" / f"step{global_step}", shipped().weights(),
-                       value_meta(engine, args.points_scale, training_so_far(global_step, iteration)))
-            save_resume_state()
+        # -- league ------------------------------------------------------------------------------
+        league.update(learner, progress.iteration)
+        # -- log ---------------------------------------------------------------------------------
+        progress.last = {
+            "losses/value_loss": loss, "charts/learning_rate": learner.optimizer.param_groups[0]["lr"],
+            "charts/explore": explore,
+            **({"charts/frontier": len(frontier), "charts/restarted": restarted} if args.restarts else {}),
+            "charts/records": records, "charts/play_cpu_s": play_time, "charts/fit_cpu_s": fit_time,
+            "charts/SPS": progress.step / run.seconds(), "charts/cpu_SPS": progress.step / run.cpu_seconds()}
+        run.log(progress.step, progress.last)
+        bar.update(run, progress, steps)
+        # -- checkpoint: a model with its training so far (a run stopped by hand ships with its cost) --
+        if args.eval_every and progress.iteration % args.eval_every == 0:
+            bar.write(progress, evaluate(learner, run, progress.step))
+            run.checkpoint(progress.step, learner.shipped().weights(), value_meta(
+                engine, args.points_scale, learner.record(run, progress.step, progress.iteration, command)))
+            checkpoint.save(progress, learner, league, streams)
     bar.close()
-    save_resume_state()  # a finished run resumes too, with a larger budget
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    final = evaluate(global_step)
-    meta = value_meta(engine, args.points_scale, training_so_far(global_step, iteration, seconds, cpu_seconds))
+    checkpoint.save(progress, learner, league, streams)  # a finished run resumes too, with a larger budget
+    return finish(args, learner, evaluate, run, progress, command)
+
+
+def finish(args: Args, learner: Learner, evaluate: Evaluation, run: RunFolder, progress: Progress,
+           command: str | None) -> TrainResult:
+    """The final evaluation and model (its training record, and ``play``'s defaults), the run closed."""
+    seconds, cpu_seconds = run.seconds(), run.cpu_seconds()
+    final = evaluate(learner, run, progress.step)
+    training = learner.record(run, progress.step, progress.iteration, command, seconds=seconds,
+                              cpu_seconds=cpu_seconds)
+    meta = value_meta(learner.engine, args.points_scale, training)
     if args.play:
         meta["play"] = dict(args.play)
-    save_model(run_dir / "model", shipped().weights(), meta)
-    if args.save_model:
-        save_model(args.save_model, shipped().weights(), meta)
-    logger.close()
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png",
-                        f"afterstate values {args.variant} {N}p seed {args.seed}")
-    return {"run_dir": run_dir, "metrics": last, "eval": final, "net": shipped(), "steps": global_step,
-            "seconds": seconds, "cpu_seconds": cpu_seconds}
+    run.save(learner.shipped().weights(), meta, also=args.save_model)
+    run.close(f"afterstate values {args.variant} {args.num_players}p seed {args.seed}")
+    return TrainResult(run.run_dir, progress.step, seconds, final, progress.last, cpu_seconds, learner.shipped())
 
 
 NOT_MEMBER = {"members", "run_dir", "exp_name", "save_model", "config", "play"}  # what an ensemble's members share
@@ -848,13 +919,12 @@ def member_settings(config: dict[str, Any], i: int) -> dict[str, Any]:
     return {**{k: v for k, v in config.items() if k not in NOT_MEMBER}, **config["members"][i]}
 
 
-def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
+def train_ensemble(args: Args, command: str | None = None) -> TrainResult:
     """Train ``args.members``' networks one after the other, each as its own run (the settings with
     the member's changes) in the run folder's ``members/``, and save the model that averages them
     (:func:`midnight_agents.model.ensemble_model`), evaluated as one run's final model is."""
     engine = Engine(args.variant, args.num_players, **args.options)
-    run_dir = make_run_dir(args.run_dir, f"{args.exp_name or f'value-{args.variant}-{engine.num_players}p'}"
-                                         f"-s{args.seed}")
+    run_dir = make_run_dir(args.run_dir, args.run_name())
     config = to_mapping(args)
     write_config(run_dir, config)
     code = code_version()
@@ -863,9 +933,9 @@ def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
         member = from_mapping(Args, {**member_settings(config, i), "run_dir": str(run_dir / "members"),
                                      "exp_name": f"member{i}"}, where=f"members[{i}]")
         results.append(train(member, command))
-    models = [ValueModel.load(r["run_dir"] / "model") for r in results]
-    seconds, cpu_seconds = sum(r["seconds"] for r in results), sum(r["cpu_seconds"] for r in results)
-    steps = sum(r["steps"] for r in results)
+    models = [ValueModel.load(r.run_dir / "model") for r in results]
+    seconds, cpu_seconds = sum(r.seconds for r in results), sum(r.cpu_seconds for r in results)
+    steps = sum(r.steps for r in results)
     training = training_metadata("value_iteration", config, args.seed, seconds, steps, cpu_seconds=cpu_seconds,
                                  command=command, code=code)
     training["cpu_minutes"] = round(cpu_seconds / 60, 1)
@@ -879,19 +949,18 @@ def train_ensemble(args: Args, command: str | None = None) -> dict[str, Any]:
     save_model(run_dir / "model", model.weights(), model.meta)
     if args.save_model:
         save_model(args.save_model, model.weights(), model.meta)
-    return {"run_dir": run_dir, "metrics": results[-1]["metrics"], "eval": final, "members": results, "steps": steps,
-            "seconds": seconds, "cpu_seconds": cpu_seconds}
+    return TrainResult(run_dir, steps, seconds, final, results[-1].metrics, cpu_seconds, model, results)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def main(argv: list[str] | None = None) -> TrainResult:
     """Every :class:`Args` field as a flag (``--config FILE.yaml`` first, flags win); trains and prints a summary."""
     args = parse_args(Args, argv, description=__doc__.split("\n")[0])
     result = train(args)
-    final = result["eval"]
-    print(f"{result['run_dir']}: {result['steps']} env steps in {result['cpu_seconds'] / 60:.1f} CPU-minutes; "
+    final = result.eval
+    print(f"{result.run_dir}: {result.steps} env steps in {result.cpu_seconds / 60:.1f} CPU-minutes; "
           f"eval {final['eval/points']:.2f} ± {final['eval/points_ci']:.2f} points against the strong field")
     return result
 
 
-__all__ = ["Args", "Network", "load_config", "train", "train_ensemble", "member_settings", "main", "play_and_record",
-           "fit_values", "strong_field_eval", "frozen"]
+__all__ = ["Args", "Checkpoint", "League", "Learner", "Network", "load_config", "train", "train_ensemble",
+           "member_settings", "main", "play_and_record", "fit_values", "strong_field_eval", "frozen"]
