@@ -15,6 +15,14 @@ leaves, plays the other players' moves (their best afterstate by the network, fr
 point of view) and places guests. With ``opponent=AGENT`` the other players' moves in the tree are
 that agent's instead: the search of a **best response** to AGENT, which knows whom it plays
 against (``midnight exploit --search-budget``); a deterministic AGENT is then modelled exactly.
+
+With ``book=shipped`` (or ``book=FILE``) the game's first guest, placed on an empty gallery by
+seat 0, goes to the placement book's best square for the set-up (:mod:`midnight_agents.book`,
+issue 41 item 2): the one position the book values. Every other decision, the later seats' first
+guests included, and :meth:`ValueAgent.action_values`, are the network's as without the book: played
+at every seat's first guest, where others' guests already stand, the book's square lost 1.4 ± 0.8
+points a game in seat 1 of midnight_party 2 players and 0.9 ± 0.3 over the seats of 4 players
+(experiments/book_gain.py).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from midnight_agents.afterstates import expand, pick_best
+from midnight_agents.book import BookError, book_entry, book_square, require_entry
 from midnight_agents.model import VALUE_FORMAT, ModelError, ValueModel, ensemble_model
 from midnight_agents.ppo import model_setup, shipped_models
 from midnight_agents.search import SearchAgent
@@ -32,7 +41,7 @@ from midnight_env.arena.registry import AgentInfo
 from midnight_env.core.dice import mix64
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations
-from midnight_env.core.state import OVER, GameState
+from midnight_env.core.state import OVER, PLACE, GameState
 
 
 def relative_points(engine: Engine, state: GameState, seats: np.ndarray) -> np.ndarray:
@@ -94,12 +103,14 @@ class ValueAgent(SearchAgent):
                    "`search`'s; others=W weighs the others' points, by default as the model file says, else 1; "
                    "opponent=AGENT: the others in the search played by that agent, a best response's model of it; "
                    "placement=FILE.npz: another network judges the opening placement's positions, placement=shipped "
-                   "the one shipped for a champion)")
+                   "the one shipped for a champion; book=shipped: the game's first guest (seat 0's, on the empty "
+                   "gallery) on the placement book's best square for the set-up (docs/placement_book.json), "
+                   "book=FILE another book)")
     plays = "the set-up of its model file (value:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, budget: int = 0, turns: int | None = None,
                  others: float | None = None, model: ValueModel | None = None, opponent: str | Agent | None = None,
-                 placement: str | Path | ValueModel | None = None):
+                 placement: str | Path | ValueModel | None = None, book: str | Path | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
         if budget < 0:
@@ -136,12 +147,23 @@ class ValueAgent(SearchAgent):
                                            != self.model.meta.get("observation_layout")):
             raise ModelError(f"value option placement={placement!s}: its network reads another observation than "
                              f"{self.model.name}'s: allowed is a network of the same set-up")
+        self.book_square: int | None = None  # the game's first guest's square by the book (None: no book)
+        if book is not None:
+            meta = self.model.meta
+            entry = require_entry(meta["variant"], meta["num_players"], meta.get("options"), book,
+                                  who=f"value option book={book!s}")
+            self.book_square = book_square(entry)
 
     def act(self, decisions: Decisions) -> np.ndarray:
         self.model.check_engine(decisions.engine)
         if self.budget == 0:
-            return self.choose(decisions.engine, decisions.state, decisions.games, decisions.uniforms())
-        return super().act(decisions)
+            actions = self.choose(decisions.engine, decisions.state, decisions.games, decisions.uniforms())
+        else:
+            actions = super().act(decisions)
+        if self.book_square is not None:  # decided as without the book first: the games' draws stay the same
+            actions = np.array(actions, np.int64)
+            actions[book_openings(decisions, self.book_square)] = decisions.engine.layout.place(self.book_square)
+        return actions
 
     def action_values(self, decisions: Decisions) -> np.ndarray:
         """As :meth:`SearchAgent.action_values`: the search's values of the moves, or with
@@ -180,6 +202,15 @@ class ValueAgent(SearchAgent):
         return best_afterstates(engine, state, games, draws, self.model, self.others, self.placement)
 
 
+def book_openings(decisions: Decisions, square: int) -> np.ndarray:
+    """(n,) bool: the games of ``decisions`` at the position the placement book values, the game's
+    first placement (no die rolled, no guest on the gallery), where gallery square ``square`` is legal."""
+    state, games = decisions.state, decisions.games
+    return ((state.phase[games] == PLACE) & (state.rolls[games] == 0)
+            & (state.gallery[games].sum(axis=(1, 2)) == 0)
+            & (state.legal[games, decisions.engine.layout.place(square)] == 1))
+
+
 # placement networks (experiments/placement_values.py): a champion's opening judged off its own path
 PLACEMENT_DIR = Path(__file__).resolve().parent / "models" / "placement"
 
@@ -204,14 +235,20 @@ def shipped_description(meta: dict) -> str:
     what = "afterstate value network" if networks == 1 else f"ensemble of {networks} afterstate value networks"
     earlier = (f"; the champion shipped as {meta['renamed']['from']} until {meta['renamed']['on']}"
                if "renamed" in meta else "")
+    try:
+        booked = book_entry(meta["variant"], meta["num_players"], meta.get("options")) is not None
+    except BookError:
+        booked = False
+    book = "; book=shipped: the game's first guest on the placement book's square" if booked else ""
     return (f"shipped {what} for {meta['variant']} with {meta['num_players']} players{cost}{earlier}; "
-            "picks its best afterstate, or searches with budget=N positions like `search`")
+            f"picks its best afterstate, or searches with budget=N positions like `search`{book}")
 
 
 def shipped_factory(stem: Path):
     def factory(budget: int = SHIPPED_BUDGET, turns: int | None = None, others: float | None = None,
-                opponent: str | None = None, placement: str | None = None) -> ValueAgent:
-        return ValueAgent(stem, budget=budget, turns=turns, others=others, opponent=opponent, placement=placement)
+                opponent: str | None = None, placement: str | None = None, book: str | None = None) -> ValueAgent:
+        return ValueAgent(stem, budget=budget, turns=turns, others=others, opponent=opponent, placement=placement,
+                          book=book)
 
     return factory
 
