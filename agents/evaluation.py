@@ -24,8 +24,8 @@ A position's value for player ``p`` is the mean of the other players' expected p
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -57,9 +57,9 @@ def _tail_table(m_max: int) -> np.ndarray:
 TAIL = _tail_table(_MAX_ROLLS)
 
 
-@dataclass(frozen=True)
-class Weights:
-    """Weights of the evaluation; points are spooky points."""
+class Weights(NamedTuple):
+    """Weights of the evaluation; points are spooky points. The kernels take it as it is and read
+    it by name (:func:`kernel_weights`: every weight a float, so that one compiled kernel serves)."""
 
     residual: float = 1.0  # expected cost of a guest still on the gallery after the next cycles
     scarce: float = 1.0  # classic: ... plus this share of the wine cellar's points times the share
@@ -76,15 +76,11 @@ class Weights:
     end_rolls: float = 2.0  # hidden_castle: rolls per point the worst player lacks to 46 (game end)
     forced: float = 1.0  # hidden_castle: weight of the cost of being forced out of a room
 
-    def array(self) -> np.ndarray:
-        return _weights_array(self)
-
 
 @lru_cache(maxsize=64)
-def _weights_array(weights: Weights) -> np.ndarray:
-    out = np.array(astuple(weights), dtype=np.float64)
-    out.flags.writeable = False
-    return out
+def kernel_weights(weights: Weights) -> Weights:
+    """``weights`` with every weight a float (``Weights(residual=1)`` holds an int)."""
+    return Weights(*(float(w) for w in weights))
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -94,7 +90,7 @@ def weights_from(options: dict) -> Weights:
     """The weights an agent's options set (the defaults for the rest); TypeError names an option
     that is not a weight (as Python does for an unknown keyword), ValueError a value that is not a
     number."""
-    names = [f.name for f in fields(Weights)]
+    names = list(Weights._fields)
     for key, value in options.items():
         if key not in names:
             raise TypeError(f"unknown option {key!r}: allowed are the agent's own and the evaluation "
@@ -176,7 +172,8 @@ def room_points(R, q, points_now):
 
 @njit(cache=True)
 def expected_points(s, R, i, w, tail, reach, guest_cost, out):
-    """out[q]: player q's expected final spooky points (booked points plus expected costs)."""
+    """out[q]: player q's expected final spooky points (booked points plus expected costs); ``w``:
+    the :class:`Weights` (:func:`kernel_weights`)."""
     n = R.num_players
     S = R.num_squares
     for q in range(n):
@@ -190,8 +187,8 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
     horizon = 1.0
     if R.castle:  # the residual shrinks as the clock runs out (two laps or less left)
         horizon = min(1.0, steps_left / (2.0 * S))
-    residual, scarce, far, next_cycle = w[0], w[1], w[2], w[3]
-    entry_rolls, opportunity, locked, supply, expel = w[4], w[5], w[6], w[7], w[8]
+    residual, scarce, far, next_cycle = w.residual, w.scarce, w.residual_far, w.next_cycle
+    entry_rolls, opportunity, locked, supply, expel = w.entry_rolls, w.opportunity, w.locked, w.supply, w.expel
     # the race for rooms: guests still outside (or to be placed) against free rooms
     outside = 0
     for q in range(n):
@@ -209,7 +206,7 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
         most = 0
         for q in range(n):
             most = max(most, s.spooky[i, q])
-        rolls_left = min(MAX_CYCLES * n, np.int64(w[10] * max(1, CASTLE_POINTS_LIMIT - most)))
+        rolls_left = min(MAX_CYCLES * n, np.int64(w.end_rolls * max(1, CASTLE_POINTS_LIMIT - most)))
         horizon = min(horizon, rolls_left / (MAX_CYCLES * n))
     else:
         # classic: the round ends once the rooms are full (or nobody is outside); until then
@@ -286,8 +283,8 @@ def expected_points(s, R, i, w, tail, reach, guest_cost, out):
                         best = gain
             gain_sum += best / _FACES  # each number is one face of the die
         total -= opportunity * (1.0 if rooms_open else locked) * gain_sum
-        if R.castle and w[11] != 0.0:
-            total += w[11] * forced_exit_cost(s, R, i, q, reach, tail, capture, expel)
+        if R.castle and w.forced != 0.0:
+            total += w.forced * forced_exit_cost(s, R, i, q, reach, tail, capture, expel)
         out[q] += total
 
 
@@ -353,7 +350,7 @@ def evaluate_states(s, R, who, w, tail, out):
             for q in range(n):
                 if q != p:
                     others += points[q]
-            out[j] = w[9] * others / (n - 1) - points[p]
+            out[j] = w.others * others / (n - 1) - points[p]
 
 
 @njit(cache=True)
@@ -370,11 +367,11 @@ def evaluate(engine, state, who, weights: Weights = DEFAULT_WEIGHTS) -> np.ndarr
     """Value of every game of ``state`` for seat ``who[j]`` (higher is better)."""
     who = np.broadcast_to(np.asarray(who, dtype=np.int64), (state.batch_size,)).copy()
     out = np.empty(state.batch_size, np.float64)
-    evaluate_states(state, engine.rules, who, weights.array(), TAIL, out)
+    evaluate_states(state, engine.rules, who, kernel_weights(weights), TAIL, out)
     return out
 
 
 def expected_points_of(engine, state, weights: Weights = DEFAULT_WEIGHTS) -> np.ndarray:
     out = np.zeros((state.batch_size, engine.num_players), np.float64)
-    expected_points_batch(state, engine.rules, weights.array(), TAIL, out)
+    expected_points_batch(state, engine.rules, kernel_weights(weights), TAIL, out)
     return out

@@ -46,6 +46,7 @@ batch it is in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -66,6 +67,19 @@ from midnight_env.core.dice import (
 )
 from midnight_env.core.engine import Engine
 from midnight_env.core.state import MOVE, ROLL, GameState
+
+
+@dataclass(slots=True)
+class _Level:
+    """One level of the search's chance nodes, as the forward pass builds it (the backup reads it
+    bottom up)."""
+
+    state: GameState  # the level's positions
+    game: np.ndarray  # the searched game each position belongs to
+    parent_max: np.ndarray  # the max node of the level above each position hangs from
+    expanded: np.ndarray  # the positions at a roll that are expanded (chance nodes); the rest are leaves
+    prob: np.ndarray | None = None  # per max node of the level below: its face's probability
+    node: np.ndarray | None = None  # per max node of the level below: its chance node (a position here)
 
 
 def play_expert(engine: Engine, state: GameState, games: np.ndarray, weights: Weights) -> None:
@@ -244,8 +258,7 @@ class SearchAgent(Agent):
         g = root.parent[replica]
         turns = plan.turns[g]
         code = sequence.astype(np.uint64)
-        levels = []  # per level: positions, game, parent max node, expanded nodes, and per max node
-        #              below them its face's probability and its chance node
+        levels: list[_Level] = []
         parent_max = replica
         # a cap on the levels: a classic round end can let the others roll more than once
         max_level = (int(plan.turns.max(initial=1)) + 1) * (2 * engine.num_players + 1)
@@ -258,7 +271,7 @@ class SearchAgent(Agent):
             else:  # leaves where the searcher is about to roll
                 open_ = (st.phase == ROLL) & ~(roller_me & (turns <= 1)) & (level < max_level)
             pick = np.flatnonzero(open_)
-            levels.append([st, g, parent_max, pick, None, None])
+            levels.append(_Level(st, g, parent_max, pick))
             if len(pick) == 0:
                 break
             mine = roller_me[pick]
@@ -276,7 +289,7 @@ class SearchAgent(Agent):
             m_game = g[node]
             m_turns = turns[node] - np.repeat(mine, nfaces)  # an own roll uses up a turn
             m_code = code[node] * np.uint64(1_000_003) + (slot + 1).astype(np.uint64)  # wraps: a hash
-            levels[-1][4] = prob
+            levels[-1].prob = prob
             own = (child.phase == MOVE) & (child.player == me[m_game])
             other = np.flatnonzero((child.phase == MOVE) & ~own)
             if len(other):  # the others' moves: the expert's choice, no branching
@@ -289,7 +302,7 @@ class SearchAgent(Agent):
                 parts_state.append(kids.state)
                 parts_parent.append(mine_max[kids.parent])
             parent_max = np.concatenate(parts_parent)
-            levels[-1][5] = node
+            levels[-1].node = node
             st = GameState.concatenate(parts_state)
             g = m_game[parent_max]
             turns = m_turns[parent_max]
@@ -299,7 +312,8 @@ class SearchAgent(Agent):
         # nodes (the best own move, or the only child)
         below = None
         for level in range(len(levels) - 1, -1, -1):
-            st, g, parent_max, pick, prob, node = levels[level]
+            at = levels[level]
+            st, g, parent_max, pick, prob, node = at.state, at.game, at.parent_max, at.expanded, at.prob, at.node
             values = np.empty(st.batch_size)
             leaf = np.ones(st.batch_size, bool)
             leaf[pick] = False
@@ -309,7 +323,7 @@ class SearchAgent(Agent):
             if len(pick):
                 values[pick] = np.bincount(node, weights=prob * below, minlength=st.batch_size)[pick]
             if level > 0:
-                below = np.full(len(levels[level - 1][5]), -np.inf)
+                below = np.full(len(levels[level - 1].node), -np.inf)
                 np.maximum.at(below, parent_max, values)
         # a root move's value: the mean over its sampled sequences (one copy when k >= 1)
         values = np.bincount(replica, weights=values, minlength=len(root.parent)) / copies

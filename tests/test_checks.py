@@ -36,6 +36,16 @@ def test_integer_accepts_numpy_and_names_settings_and_flags():
         checks.integer("--games", 0, 1, allowed="1 or more games")
 
 
+def test_integers_names_the_first_value_outside():
+    values = np.array([[1, 7], [-2, 9]])
+    assert checks.integers("seat", values, -2, 9) is values
+    assert checks.integers("seat", np.array([], np.int64), 0, 1).size == 0
+    with pytest.raises(Refused, match=r"^seat 7 is out of range: allowed are 0\.\.3$"):
+        checks.integers("seat", values, 0, 3, allowed="0..3", error=Refused)
+    with pytest.raises(ValueError, match=r"^game index -2 is out of range: allowed are integers 0 or more$"):
+        checks.integers("game index", values, 0)
+
+
 def test_number_ranges_and_open_ends():
     assert checks.number("lr", 0.5, 0, 1, low_open=True) == 0.5
     for bad in (0, math.nan, math.inf, 1.5):

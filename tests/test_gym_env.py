@@ -112,7 +112,7 @@ def test_opponents_by_instance_per_seat():
 def test_illegal_actions():
     env = SingleAgentEnv("midnight_party", 2, illegal="raise")
     env.reset(seed=0)
-    with pytest.raises(ActionError, match="out of the action space"):
+    with pytest.raises(ActionError, match="out of range"):
         env.step(509)
     with pytest.raises(ActionError, match="is not legal"):
         env.step(100)  # a move while placing

@@ -144,7 +144,7 @@ def test_a_bot_that_returns_the_wrong_shape_is_named():
 
     engine = Engine("midnight_party", 2)
     state = engine.new_games(range(3))
-    with pytest.raises(AgentError, match=r"agent 'short' returned int64 actions of shape \(4,\) for 3 decisions"):
+    with pytest.raises(AgentError, match=r"agent 'short': got actions of shape \(4,\) for 3 games: give one per game"):
         decide(Short(), Decisions(engine, state, np.arange(3), agent_streams(range(3))))
 
 

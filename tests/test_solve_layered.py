@@ -133,7 +133,7 @@ def test_midnight_solve_layered_prints_the_same_value(capsys, tmp_path):
     (["--time-limit", "5"], ["--time-limit is for --layered"]),
     (["--layered", "--check"], ["--check needs the whole state graph"]),
     (["--layered", "--regret", "random"], ["--regret needs the whole state graph"]),
-    (["--layered", "--time-limit", "0"], ["--time-limit 0 is out of range"]),
+    (["--layered", "--time-limit", "0"], ["--time-limit 0.0 is out of range"]),
 ])
 def test_layered_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     code = main(["solve", "--no-progress", "--set", "guests_per_player=1", *argv])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from midnight_env.core.dice import uniform_draws
-from midnight_env.core.engine import Engine
+from midnight_env.core.engine import Engine, check_actions
 from midnight_env.core.random_choice import random_legal_actions
 from midnight_env.core.state import MOVE, PLACE, GameState
 
@@ -142,22 +142,10 @@ def decide(agent: Agent, decisions: Decisions) -> np.ndarray:
     except Exception as err:
         raise AgentError(f"agent {agent.name!r} failed to act ({type(err).__name__}: {err}) in "
                          f"{_game_words(decisions, 0)}") from err
-    actions = np.asarray(actions)
-    if actions.shape != (len(decisions),) or actions.dtype.kind not in "iu":
-        raise AgentError(f"agent {agent.name!r} returned {actions.dtype} actions of shape {actions.shape} for "
-                         f"{len(decisions)} decisions: allowed is one integer action per game")
-    actions = actions.astype(np.int64, copy=False)
-    legal = decisions.legal
-    width = legal.shape[1]
-    inside = (actions >= 0) & (actions < width)
-    ok = inside.copy()
-    ok[inside] = legal[np.flatnonzero(inside), actions[inside]] == 1
-    if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
-        i = int(decisions.games[k])
-        raise AgentError(f"agent {agent.name!r} chose an illegal action in {_game_words(decisions, k)}: "
-                         + decisions.engine.why_illegal(decisions.state, i, int(actions[k])))
-    return actions
+    name = f"agent {agent.name!r}"
+    return check_actions(decisions.engine, decisions.state, actions, games=decisions.games, none=False,
+                         error=AgentError, who=f"{name}: ",
+                         where=lambda k: f"{name} chose an illegal action in {_game_words(decisions, k)}: ")
 
 
 def _game_words(decisions: Decisions, k: int) -> str:

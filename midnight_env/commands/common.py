@@ -10,6 +10,7 @@ import numpy as np
 from midnight_env.arena.registry import make_agent, split_specs
 from midnight_env.core.config import VARIANTS, check_option_names
 from midnight_env.core.engine import Engine
+from midnight_env.infra import checks
 
 
 class UsageError(ValueError):
@@ -18,9 +19,7 @@ class UsageError(ValueError):
 
 def check_count(flag: str, value: int, least: int = 1) -> int:
     """A count given on the command line (games, batch size ...): UsageError unless >= ``least``."""
-    if value < least:
-        raise UsageError(f"{flag} {value} is out of range: allowed are {least} or more")
-    return value
+    return checks.integer(flag, value, least, allowed=f"{least} or more", error=UsageError)
 
 
 def parse_set_options(pairs: list[str] | None, variant: str | None = None) -> dict:
@@ -101,7 +100,5 @@ def check_batch_size(flag: str, value: int, engine: Engine) -> int:
     except (AttributeError, ValueError, OSError):  # no sysconf (Windows): a large machine's
         memory = 2**40
     most = max(1, memory // per_game)
-    if value > most:
-        raise UsageError(f"{flag} {value} is out of range: allowed are 1 to {most} (games of about {per_game:,} bytes "
-                         f"each in this machine's {memory / 2**30:.0f} GiB of memory)")
-    return value
+    return checks.integer(flag, value, 1, most, error=UsageError, allowed=f"1 to {most} (games of about {per_game:,} "
+                          f"bytes each in this machine's {memory / 2**30:.0f} GiB of memory)")

@@ -30,6 +30,7 @@ from midnight_env.core.dice import agent_streams, face_name
 from midnight_env.core.engine import Engine
 from midnight_env.core.records import Recorder, is_special_file, write_record_lines
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL
+from midnight_env.infra import checks
 
 _HELP = ("answer with the number of a choice, or its notation (g7 to place, g14>g18 or g3>r1 to move), "
          "b to show the board again, q to quit; on the board r<n>+ is a red room (+1 spooky point), r<n>- a green "
@@ -241,8 +242,7 @@ def choose(engine: Engine, state, color: bool, out=print) -> int | None:
 def run(args: argparse.Namespace) -> int:
     engine = engine_from_args(args)
     n = engine.num_players
-    if not 0 <= args.seat < n:
-        raise UsageError(f"--seat {args.seat} is out of range: allowed are 0..{n - 1}")
+    checks.integer("--seat", args.seat, 0, n - 1, allowed=f"0..{n - 1}", error=UsageError)
     specs = opponent_specs(args.opponents, n, args.seat)
     agents = {s: make_agent(spec) for s, spec in enumerate(specs) if spec is not None}
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(0, 2**31))

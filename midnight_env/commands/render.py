@@ -26,6 +26,7 @@ from midnight_env.core.dice import FACES_BY_NAME, agent_streams, face_name
 from midnight_env.core.engine import Engine
 from midnight_env.core.records import RecordError, engine_for_record, read_lines, replay_record
 from midnight_env.core.state import MOVE, PLACE, ROLL
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import check_seed
 
 MAX_DELAY = 60.0  # seconds between frames
@@ -347,8 +348,7 @@ def write_html(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0 <= args.delay <= MAX_DELAY:  # (also refuses nan and inf)
-        raise UsageError(f"--delay {args.delay} is out of range: allowed are 0..{MAX_DELAY} seconds")
+    checks.number("--delay", args.delay, 0, MAX_DELAY, allowed=f"0..{MAX_DELAY} seconds", error=UsageError)
     check_count("--line", args.line)
     check_seed(args.seed, "--seed")
     if args.html:

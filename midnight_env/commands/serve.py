@@ -9,6 +9,7 @@ import sys
 
 from midnight_env.analysis.judge import CHAMPION_BUDGET
 from midnight_env.commands.common import UsageError
+from midnight_env.infra import checks
 from midnight_env.web.checks import MAX_ANALYSES, MAX_EVALUATOR_BUDGET
 
 DESCRIPTION = """\
@@ -77,13 +78,11 @@ def _listen(family, kind, proto, address) -> socket.socket:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port} is out of range: allowed are 0..65535 (0: any free port)")
-    if args.max_budget < CHAMPION_BUDGET:
-        raise UsageError(f"--max-budget {args.max_budget} is out of range: allowed are {CHAMPION_BUDGET} or more "
-                         f"(the default evaluator searches {CHAMPION_BUDGET} positions a decision)")
-    if args.max_analyses < 1:
-        raise UsageError(f"--max-analyses {args.max_analyses} is out of range: allowed are 1 or more")
+    checks.integer("--port", args.port, 0, 65535, allowed="0..65535 (0: any free port)", error=UsageError)
+    checks.integer("--max-budget", args.max_budget, CHAMPION_BUDGET, error=UsageError,
+                   allowed=f"{CHAMPION_BUDGET} or more (the default evaluator searches {CHAMPION_BUDGET} positions "
+                           "a decision)")
+    checks.integer("--max-analyses", args.max_analyses, 1, allowed="1 or more", error=UsageError)
     try:
         import uvicorn
 

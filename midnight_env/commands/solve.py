@@ -10,6 +10,7 @@ import time
 
 from midnight_env.arena.registry import split_specs
 from midnight_env.commands.common import UsageError, add_game_arguments, check_count, parse_set_options
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE, check_seed
 from midnight_env.solve.graph import SolveError
 from midnight_env.solve.solution import (
@@ -168,8 +169,8 @@ def _run_layered(args: argparse.Namespace, options: dict, specs: list) -> int:
     if refused:
         raise UsageError(f"{refused[0]} needs the whole state graph in memory, which --layered does not keep: "
                          "drop --layered (for set-ups that fit) or drop the flag")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise UsageError(f"--time-limit {args.time_limit:g} is out of range: allowed are minutes above 0")
+    if args.time_limit is not None:
+        checks.number("--time-limit", args.time_limit, 0, low_open=True, allowed="minutes above 0", error=UsageError)
     from midnight_env.solve.layered import solve_layered
 
     def log(line: str) -> None:
@@ -213,9 +214,8 @@ def _best_response_agent(args: argparse.Namespace, options: dict):
     if args.players < 2:
         raise UsageError(f"--best-response needs another seat to respond to: --players {args.players} has none "
                          "(allowed: --players 2)")
-    if not 0 <= args.seat < args.players:
-        raise UsageError(f"--seat {args.seat} is out of range: allowed are 0 to {args.players - 1} "
-                         f"(--players {args.players})")
+    checks.integer("--seat", args.seat, 0, args.players - 1, error=UsageError,
+                   allowed=f"0 to {args.players - 1} (--players {args.players})")
     from midnight_env.arena.agent import fit_error
     from midnight_env.arena.registry import make_agent
 

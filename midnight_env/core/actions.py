@@ -25,6 +25,7 @@ import numpy as np
 from midnight_env.core.board import Board
 from midnight_env.core.dice import NUMBERS
 from midnight_env.core.rules import walk_target
+from midnight_env.infra import checks
 
 _MOVE = re.compile(r"^(g\d+|r\d+|cellar)>(g\d+|r\d+)$")
 
@@ -95,8 +96,8 @@ class ActionLayout:
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise ActionError(f"action {action!r} is not an action index: allowed are integers "
                               f"0..{self.num_actions - 1}")
-        if not 0 <= action < self.num_actions:
-            raise ActionError(f"action {action} is out of range: allowed are 0..{self.num_actions - 1}")
+        last = self.num_actions - 1
+        checks.integer("action", action, 0, last, allowed=f"0..{last}", error=ActionError)
 
     @staticmethod
     def check_roll(roll: int) -> int:

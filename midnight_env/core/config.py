@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from midnight_env.core.board import Board, load_board
+from midnight_env.infra import checks
 
 VARIANTS = ("midnight_party", "hidden_castle")
 MIN_PLAYERS, MAX_PLAYERS = 1, 8
@@ -135,12 +136,11 @@ class GameConfig:
         )
 
 
-def _int_option(name: str, value: Any, low: int, high: int) -> int:
+def _int_option(name: str, value: Any, low: int, high: int, allowed: str | None = None) -> int:
+    """An integer option (a string of digits, from the command line, is read as one)."""
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise ConfigError(f"option {name}={value!r} is out of range: allowed are integers {low}..{high}")
-    return int(value)
+    return checks.integer(f"option {name}=", value, low, high, allowed=allowed, error=ConfigError)
 
 
 def make_config(variant: str = "midnight_party", num_players: int = 4, board: str | Board | None = None,
@@ -154,10 +154,8 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
         raise ConfigError(f"unknown variant {variant!r}: allowed are {', '.join(VARIANTS)}")
     if isinstance(num_players, str) and num_players.isdigit():
         num_players = int(num_players)
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ConfigError(f"num_players={num_players!r} is out of range: allowed are {MIN_PLAYERS}..{MAX_PLAYERS}")
-    num_players = int(num_players)
+    num_players = checks.integer("num_players=", num_players, MIN_PLAYERS, MAX_PLAYERS,
+                                 allowed=f"{MIN_PLAYERS}..{MAX_PLAYERS}", error=ConfigError)
     check_option_names(variant, options)
     board_obj = board if isinstance(board, Board) else load_board(board or variant)
     num_squares = board_obj.num_squares
@@ -173,11 +171,8 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
             raise ConfigError(f"option pass_rule={pass_rule!r} is not allowed: allowed are {', '.join(PASS_RULES)}")
         resolved["pass_rule"] = pass_rule
         rounds = options.get("rounds", 3)
-        try:
-            resolved["rounds"] = "players" if rounds == "players" else _int_option("rounds", rounds, 1, 99)
-        except ConfigError:
-            raise ConfigError(f"option rounds={rounds!r} is out of range: allowed are integers 1..99 "
-                              "or 'players' (as many rounds as players)") from None
+        resolved["rounds"] = "players" if rounds == "players" else _int_option(
+            "rounds", rounds, 1, 99, allowed="integers 1..99 or 'players' (as many rounds as players)")
     resolved["max_turns"] = _int_option("max_turns", options.get("max_turns", 2000), 1, 10_000_000)
     return GameConfig(variant=variant, num_players=num_players, options=resolved, board=board_obj,
                       custom_board=board is not None and board != variant)

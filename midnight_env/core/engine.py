@@ -45,6 +45,8 @@ from midnight_env.core.state import (
     state_limits,
     threaded_fits_checker,
 )
+from midnight_env.core.vector_kernels import forced_actions
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import check_seed, check_seeds
 from midnight_env.infra.threads import Site
 
@@ -73,19 +75,88 @@ def integer_values(values, what: str, allowed: str, error: type[ValueError] = Va
 
 
 @njit(cache=True)
-def _first_bad_action(phase, legal, actions, num_actions):
-    """(game, 0) of the first action out of range, else (game, 1) of the first one that is not
-    legal in its game (given where no decision is due, or not in ``legal``), else (-1, 0)."""
+def _first_bad_action(phase, legal, actions, num_actions, low):
+    """(k, 0) of the first action out of range (below ``low``: -1 where "none" is allowed, else 0),
+    else (k, 1) of the first one that is not legal in its game k (given where no decision is due,
+    or not in ``legal``), else (-1, 0)."""
     illegal = -1
-    for i in range(actions.shape[0]):
-        a = actions[i]
-        if a < -1 or a >= num_actions:
-            return i, 0
+    for k in range(actions.shape[0]):
+        a = actions[k]
+        if a < low or a >= num_actions:
+            return k, 0
         if a >= 0 and illegal < 0:
-            deciding = i < phase.shape[0] and (phase[i] == PLACE or phase[i] == MOVE)
-            if not (deciding and i < legal.shape[0] and a < legal.shape[1] and legal[i, a] == 1):
-                illegal = i
+            deciding = k < phase.shape[0] and (phase[k] == PLACE or phase[k] == MOVE)
+            if not (deciding and k < legal.shape[0] and a < legal.shape[1] and legal[k, a] == 1):
+                illegal = k
     return (illegal, 1) if illegal >= 0 else (-1, 0)
+
+
+def play_forced(state: GameState, step, buffer: np.ndarray | None = None, seen=None) -> np.ndarray:
+    """The one loop of forced play (the envs' ``auto_forced``): while a game of ``state`` has a
+    decision with exactly one legal choice, ``step(actions)`` plays those choices (-1 in the other
+    games), after showing them to ``seen(actions)`` where given; ``buffer`` (B,) int64 holds them.
+    Returns how many each game played, (B,). The vector env's compiled step runs the same loop per
+    game (``vector_kernels._play_forced_game``): a compiled kernel cannot call back into Python."""
+    b = state.batch_size
+    buffer = np.empty(b, np.int64) if buffer is None else buffer
+    played = np.zeros(b, np.int64)
+    while forced_actions(state.legal, buffer):
+        played += buffer >= 0
+        if seen is not None:
+            seen(buffer)
+        step(buffer)
+    return played
+
+
+def check_actions(engine: Engine, state: GameState, actions, *, games: np.ndarray | None = None,
+                  none: bool = True, legality: bool = True, single: bool = False,
+                  error: checks.Raiser = ActionError, who: str = "", where=None) -> np.ndarray:
+    """The one check of the actions given to games (the engine, the envs and the arena call it,
+    each with its exception type): ``actions`` as an int64 array, one integer per game of
+    ``games`` (default: every game of ``state``), each in the action space or, with ``none``,
+    -1 for no action, and with ``legality`` legal in its game; else ``error`` naming the first bad
+    one. A float, a bool or a string is refused, never converted. ``single``: ``actions`` is the
+    one action of a batch of one, a scalar (the single-game envs).
+
+    ``who`` opens the messages about the array as a whole (``"agent 'x': "``); ``where(k)`` those
+    about the k-th action (default ``"game {i}: "``), e.g. ``"player_2: "`` in the PettingZoo env.
+    """
+    b = state.batch_size if games is None else len(games)
+    if single:
+        actions = np.array([_in_range(engine, actions, _about(games, where, 0), none, error)], np.int64)
+    given = integer_values(actions, f"{who}actions", "one per game, -1 for none" if none else "one per game",
+                           error)
+    if given.shape != (b,):
+        raise error(f"{who}got actions of shape {given.shape} for {b} games: give one per game, shape ({b},)")
+    if given.dtype.kind == "u" and given.size and given.max() > np.iinfo(np.int64).max:  # no wrap to -1
+        k = int(np.argmax(given))
+        _in_range(engine, int(given[k]), _about(games, where, k), none, error)
+    actions = given.astype(np.int64, copy=False)
+    low = -1 if none else 0
+    if legality:
+        phase, legal = (state.phase, state.legal) if games is None else (state.phase[games], state.legal[games])
+        k = _first_bad_action(phase, legal, actions, engine.num_actions, low)[0]
+    else:
+        outside = (actions < low) | (actions >= engine.num_actions)
+        k = int(np.argmax(outside)) if outside.any() else -1
+    if k >= 0:
+        about = _about(games, where, k)
+        _in_range(engine, int(actions[k]), about, none, error)
+        raise error(about + engine.why_illegal(state, k if games is None else int(games[k]), int(actions[k])))
+    return actions
+
+
+def _about(games, where, k: int) -> str:
+    """How :func:`check_actions`'s messages open about the k-th action: ``where(k)``, or ``"game {i}: "``."""
+    return f"game {k if games is None else int(games[k])}: " if where is None else where(k)
+
+
+def _in_range(engine: Engine, action, about: str, none: bool, error: checks.Raiser) -> int:
+    """``action`` as an int if it is one of the action space (or -1, with ``none``), else ``error``
+    naming it after ``about`` (``"game 3: "``)."""
+    last = engine.num_actions - 1
+    return checks.integer(f"{about}action", action, -1 if none else 0, last, error=error,
+                          allowed=f"0..{last}, or -1 for none" if none else f"0..{last}")
 
 
 class Engine:
@@ -146,9 +217,7 @@ class Engine:
         self._check_layout(state)  # the kernel writes every field of these games
         b = state.batch_size
         games = integer_values(games, "game indices", f"0..{b - 1}").reshape(-1)
-        bad = (games < 0) | (games >= b)
-        if bad.any():  # the kernel trusts its indices
-            raise ValueError(f"game index {games[bad][0]} is out of range: allowed are 0..{b - 1}")
+        checks.integers("game index", games, 0, b - 1, allowed=f"0..{b - 1}")  # the kernel trusts its indices
         seeds = check_seeds(seeds)
         if seeds.shape != games.shape:
             raise ValueError(f"got {seeds.size} seeds for {games.size} games: give one seed per game")
@@ -343,24 +412,13 @@ class Engine:
     def check_actions(self, state: GameState, actions) -> np.ndarray:
         """Actions as an int64 array, or ActionError naming the first bad one: one integer per game
         of the batch (a float, a bool, a string or another shape is refused, never converted),
-        each -1 (no action) or legal in its game."""
-        given = integer_values(actions, "actions", "one per game, -1 for none", ActionError)
-        b = state.batch_size
-        if given.shape != (b,):
-            raise ActionError(f"got actions of shape {given.shape} for a batch of {b} games: give one per game, "
-                              f"shape ({b},)")
-        if given.dtype.kind == "u" and given.size and given.max() > np.iinfo(np.int64).max:
-            j = int(np.argmax(given))
-            raise ActionError(f"game {j}: action {given[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
-                              "or -1 for none")
-        actions = given.astype(np.int64, copy=False)
-        j, illegal = _first_bad_action(state.phase, state.legal, actions, self.num_actions)
-        if j >= 0 and not illegal:
-            raise ActionError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
-                              "or -1 for none")
-        if j >= 0:
-            raise ActionError(self.illegal_message(state, j, int(actions[j])))
-        return actions
+        each -1 (no action) or legal in its game (:func:`check_actions`)."""
+        return check_actions(self, state, actions)
+
+    def play_forced(self, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
+        """Play every decision with exactly one legal choice until none is left (:func:`play_forced`);
+        (B,) count per game."""
+        return play_forced(state, lambda actions: self.step(state, actions, check=False), buffer)
 
     def legal_notations(self, state: GameState, i: int = 0) -> list[str]:
         """Record notation (RECORDS.md) of every legal choice of game ``i``, in action order."""

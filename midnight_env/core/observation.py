@@ -39,6 +39,7 @@ from numba import njit, prange
 from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES, Rules
 from midnight_env.core.dice import NUMBERS
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState
+from midnight_env.infra import checks
 from midnight_env.infra.threads import Site  # one rule for every kernel
 
 MAX_SPEED = 7  # hidden_castle's fastest clock; scales the speed entry
@@ -298,17 +299,13 @@ def encode_observations(engine, state: GameState, games=None, seats=None, out: n
     lay = observation_layout(engine)
     b = state.batch_size
     games = np.arange(b, dtype=np.int64) if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
-    if games.size and (games.min() < 0 or games.max() >= b):
-        bad = games[(games < 0) | (games >= b)][0]
-        raise ValueError(f"game index {bad} is out of range: allowed are 0..{b - 1}")
+    checks.integers("game index", games, 0, b - 1, allowed=f"0..{b - 1}")
     if seats is None:
         seats = state.player[games].astype(np.int64)
     else:
         seats = np.broadcast_to(np.asarray(seats, dtype=np.int64), games.shape)
         n = engine.num_players
-        if seats.size and (seats.min() < 0 or seats.max() >= n):
-            bad = seats[(seats < 0) | (seats >= n)][0]
-            raise ValueError(f"seat {bad} is out of range: allowed are 0..{n - 1}")
+        checks.integers("seat", seats, 0, n - 1, allowed=f"0..{n - 1}")
         seats = np.array(seats)  # writable: a read-only view (broadcast_to's) is another signature to compile
     if out is None:
         out = np.empty((games.shape[0], lay.size), np.float32)

@@ -26,6 +26,7 @@ from midnight_env.core.config import CASTLE_START_POINTS, CLOCK_TIMES
 from midnight_env.core.dice import HUGO, NUMBERS, seed_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.state import MOVE, PHASE_NAMES, PLACE, ROLL, GameState, empty_state
+from midnight_env.infra import checks
 
 
 def _seat(engine: Engine, seat, where: str) -> int:
@@ -149,12 +150,9 @@ def make_position(engine: Engine, *, gallery: Mapping[int, Iterable[int]] | None
     s.phase[0] = PHASE_NAMES.index(phase)
     s.player[0] = _seat(engine, player, "player")
     s.first_roller[0] = _seat(engine, first_roller, "first_roller")
-    if not 1 <= round <= r.rounds:
-        raise ValueError(f"round={round!r} is out of range: allowed are 1..{r.rounds}")
-    if not 0 <= rounds_done <= r.rounds:
-        raise ValueError(f"rounds_done={rounds_done!r} is out of range: allowed are 0..{r.rounds}")
-    if not 0 <= rolls <= r.max_turns:
-        raise ValueError(f"rolls={rolls!r} is out of range: allowed are 0..{r.max_turns} (max_turns)")
+    round = checks.integer("round=", round, 1, r.rounds, allowed=f"1..{r.rounds}")
+    rounds_done = checks.integer("rounds_done=", rounds_done, 0, r.rounds, allowed=f"0..{r.rounds}")
+    rolls = checks.integer("rolls=", rolls, 0, r.max_turns, allowed=f"0..{r.max_turns} (max_turns)")
     s.round[0], s.rounds_done[0], s.rolls[0] = round, rounds_done, rolls
 
     if s.phase[0] == MOVE:

@@ -5,10 +5,14 @@ pass over the batch that does everything a step returns: checks the actions, app
 rolls on (``rules.advance_games``), plays forced decisions, writes every seat's rewards, records
 and restarts finished games and builds the observations. Like ``rules.py``, these kernels read
 the board and player numbers from the batch's ``Rules`` ``R``, so that ``midnight_env.core.specialize``
-can compile a copy of this module and of ``rules.py`` with those numbers as constants.
+can compile a copy of this module and of ``rules.py`` with those numbers as constants. What a
+step reads and writes besides the state, the rules and the actions travels as two named records:
+:class:`StepBuffers`, built once by the env, and :class:`StepOutputs`, the arrays a step returns.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -54,64 +58,99 @@ def _first_bad_in(actions, legal, phase, num_actions, lo, hi):
     return -1
 
 
+class StepBuffers(NamedTuple):
+    """The env's settings and buffers that ``vector_step_serial`` reads and writes besides the
+    state, the rules and the actions: built once (``VectorEnv.__init__``), its arrays written in
+    place. B games, N seats, D observation values."""
+
+    auto_forced: bool  # the env plays decisions with exactly one legal choice itself
+    points_rewards: bool  # rewards are minus each seat's change of spooky points (else 0: ranks come at the end)
+    start_points: int  # spooky points of every seat at a game's start (CASTLE_START_POINTS or 0)
+    faces: np.ndarray  # (B,) int64 die faces to inject: -1, each game's own dice
+    faces_out: np.ndarray  # (B,) int8 faces rolled (``rules.advance_games``; not read here)
+    scratch: np.ndarray  # (B,) int64 one game's forced action at a time (the others: -1)
+    offsets: np.ndarray  # the observation layout's section offsets (``observation_layout``)
+    inv_guests: float  # its scale of guest counts
+    inv_points: float  # its scale of points
+    first_seed: np.ndarray  # (B,) int64 seed of each slot's first game
+    episode: np.ndarray  # (B,) int64 games each slot has started, minus one
+    seeds: np.ndarray  # (B,) int64 seed of the game each slot plays: first_seed + episode * B
+    agent: np.ndarray  # (B,) int64 deciding seat of each game
+    ended: np.ndarray  # (B,) int64 the games that ended in the step, in order (first k rows)
+    ended_points: np.ndarray  # (B, N) int32 their final spooky points
+    ended_ranks: np.ndarray  # (B, N) int64 their ranks (1 = winner)
+    ended_obs: np.ndarray  # (B, N, D) float32 their final observation from every seat
+
+
+class StepOutputs(NamedTuple):
+    """What a step returns per game, written by ``vector_step_serial`` (the env's own buffers, or
+    fresh arrays each step with ``copy=True``)."""
+
+    rewards: np.ndarray  # (B, N) float32 every seat's reward
+    terminated: np.ndarray  # (B,) bool the game ended
+    truncated: np.ndarray  # (B,) bool the game was cut at ``max_turns``
+    forced: np.ndarray  # (B,) int64 forced decisions played (with ``auto_forced``)
+    obs: np.ndarray  # (B, D) float32 the deciding seat's observation, or (0, D): none built
+
+
 @njit(cache=True)
-def _play_forced_game(s, R, i, faces, faces_out, scratch):
-    """Game ``i`` plays its decisions with exactly one legal choice (as ``play_forced`` does for a
-    batch); returns how many."""
+def _play_forced_game(s, R, i, buf):
+    """Game ``i`` plays its decisions with exactly one legal choice (``core.engine.play_forced``
+    for a game in a compiled step, which cannot call back into Python); returns how many."""
     played = 0
     while True:
         a = _only_legal_action(s.legal, i)
         if a < 0:
             return played
-        scratch[i] = a
-        advance_games(s, R, i, i + 1, scratch, faces, True, faces_out)
+        buf.scratch[i] = a
+        advance_games(s, R, i, i + 1, buf.scratch, buf.faces, True, buf.faces_out)
         played += 1
 
 
 @njit(cache=True)
-def _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                rewards, terminated, truncated, forced, obs, agent, lo, hi):
+def _step_chunk(s, R, actions, buf, out, lo, hi):
     """Games ``lo..hi-1`` of ``vector_step``, up to the restarts: games that ended stay at their
     final position (``_restart_ended`` records and restarts them)."""
     n = R.num_players
+    rewards = out.rewards
     for i in range(lo, hi):
         for p in range(n):
             rewards[i, p] = s.spooky[i, p]  # points before the step
-    advance_games(s, R, lo, hi, actions, faces, True, faces_out)
+    advance_games(s, R, lo, hi, actions, buf.faces, True, buf.faces_out)
     for i in range(lo, hi):
-        forced[i] = _play_forced_game(s, R, i, faces, faces_out, scratch) if auto_forced else 0
+        out.forced[i] = _play_forced_game(s, R, i, buf) if buf.auto_forced else 0
         for p in range(n):
-            rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if points_rewards else 0.0
-        terminated[i] = truncated[i] = False
+            rewards[i, p] = (rewards[i, p] - s.spooky[i, p]) if buf.points_rewards else 0.0
+        out.terminated[i] = out.truncated[i] = False
         if s.phase[i] == OVER:
-            truncated[i] = s.truncated[i]
-            terminated[i] = not s.truncated[i]
-        agent[i] = s.player[i]
-    if obs.shape[0] > 0:  # (a game that ended gets its row again when it restarts)
-        encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, lo, hi)
+            out.truncated[i] = s.truncated[i]
+            out.terminated[i] = not s.truncated[i]
+        buf.agent[i] = s.player[i]
+    if out.obs.shape[0] > 0:  # (a game that ended gets its row again when it restarts)
+        encode_chunk(s, R, None, None, -1, buf.offsets, buf.inv_guests, buf.inv_points, out.obs, lo, hi)
 
 
 @njit(cache=True)
-def _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv_guests, inv_points, first_seed,
-                   episode, seeds, start_points, forced, obs, agent, ended_obs, lo, hi):
-    """The games ``ended[lo..hi-1]``: their final observation from every seat into ``ended_obs``
-    (row e for ``ended[e]``), then the next game in their slot (autoreset) and its observation."""
+def _restart_ended(s, R, buf, out, lo, hi):
+    """The games ``buf.ended[lo..hi-1]``: their final observation from every seat into
+    ``buf.ended_obs`` (row e for ``ended[e]``), then the next game in their slot (autoreset) and
+    its observation."""
     n = R.num_players
-    b = seeds.shape[0]
+    b = buf.seeds.shape[0]
     seats = np.arange(n)
     same_game = np.empty(n, np.int64)
     for e in range(lo, hi):
-        i = ended[e]
+        i = buf.ended[e]
         same_game[:] = i
-        encode_chunk(s, R, same_game, seats, -1, off, inv_guests, inv_points, ended_obs[e], 0, n)
-        episode[i] += 1
-        seeds[i] = first_seed[i] + episode[i] * b
-        reset_game(s, R, i, seeds[i], start_points)
-        if auto_forced:
-            forced[i] += _play_forced_game(s, R, i, faces, faces_out, scratch)
-        agent[i] = s.player[i]
-        if obs.shape[0] > 0:
-            encode_chunk(s, R, None, None, -1, off, inv_guests, inv_points, obs, i, i + 1)
+        encode_chunk(s, R, same_game, seats, -1, buf.offsets, buf.inv_guests, buf.inv_points, buf.ended_obs[e], 0, n)
+        buf.episode[i] += 1
+        buf.seeds[i] = buf.first_seed[i] + buf.episode[i] * b
+        reset_game(s, R, i, buf.seeds[i], buf.start_points)
+        if buf.auto_forced:
+            out.forced[i] += _play_forced_game(s, R, i, buf)
+        buf.agent[i] = s.player[i]
+        if out.obs.shape[0] > 0:
+            encode_chunk(s, R, None, None, -1, buf.offsets, buf.inv_guests, buf.inv_points, out.obs, i, i + 1)
 
 
 @njit(cache=True)
@@ -132,18 +171,16 @@ def _list_ended(terminated, truncated, spooky, ended, ended_points, ended_ranks)
 
 
 @njit(cache=True)
-def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                       inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                       forced, obs, agent, ended, ended_points, ended_ranks, ended_obs):
+def vector_step_serial(s, R, actions, check, buf, out):
     """One step of every game of a VectorEnv. Returns ``(bad, k)``: with ``check``, ``bad`` is the
     first game whose action is neither -1 nor legal, and then nothing has changed; else ``bad`` is
     -1, and the step applied ``actions`` and rolled on; played forced decisions (``auto_forced``);
     wrote each seat's reward (B, N), each game's flags and deciding seat (``agent``) and, unless
-    ``obs`` has no rows, the observation of every game's deciding seat (B, D); listed the ``k``
+    ``out.obs`` has no rows, the observation of every game's deciding seat (B, D); listed the ``k``
     games that ended, in order, with their final points and ranks (``_list_ended``) and their
     final observations from every seat (``ended_obs[:k]``, (k, N, D)); and restarted them with
     their next seeds (slot i's k-th game is seeded ``first_seed[i] + k*B``, written to
-    ``seeds[i]``).
+    ``seeds[i]``). ``buf``: :class:`StepBuffers`; ``out``: :class:`StepOutputs`.
 
     Everything a step returns is written here, and Python around it only hands the buffers out:
     right after a pass over the batch has flushed the caches, a numpy call there (ranks, gathers,
@@ -158,18 +195,14 @@ def vector_step_serial(s, R, actions, check, faces, faces_out, scratch, auto_for
         bad = _first_bad_in(actions, s.legal, s.phase, R.num_actions, 0, b)
         if bad >= 0:
             return bad, 0
-    _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests, inv_points,
-                rewards, terminated, truncated, forced, obs, agent, 0, b)
-    k = _list_ended(terminated, truncated, s.spooky, ended, ended_points, ended_ranks)
-    _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv_guests, inv_points, first_seed,
-                   episode, seeds, start_points, forced, obs, agent, ended_obs, 0, k)
+    _step_chunk(s, R, actions, buf, out, 0, b)
+    k = _list_ended(out.terminated, out.truncated, s.spooky, buf.ended, buf.ended_points, buf.ended_ranks)
+    _restart_ended(s, R, buf, out, 0, k)
     return -1, k
 
 
 @njit(cache=True, parallel=True)
-def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                         inv_points, first_seed, episode, seeds, start_points, rewards, terminated, truncated,
-                         forced, obs, agent, ended, ended_points, ended_ranks, ended_obs, size):
+def vector_step_parallel(s, R, actions, check, buf, out, size):
     """``vector_step_serial`` in tasks of ``size`` games spread over threads (the games that
     ended: in as many tasks)."""
     s = GameState(*s)
@@ -184,12 +217,8 @@ def vector_step_parallel(s, R, actions, check, faces, faces_out, scratch, auto_f
             if first_bad[c] >= 0:
                 return first_bad[c], 0
     for c in prange(chunks):
-        _step_chunk(s, R, actions, faces, faces_out, scratch, auto_forced, points_rewards, off, inv_guests,
-                    inv_points, rewards, terminated, truncated, forced, obs, agent, c * size,
-                    min(b, (c + 1) * size))
-    k = _list_ended(terminated, truncated, s.spooky, ended, ended_points, ended_ranks)
+        _step_chunk(s, R, actions, buf, out, c * size, min(b, (c + 1) * size))
+    k = _list_ended(out.terminated, out.truncated, s.spooky, buf.ended, buf.ended_points, buf.ended_ranks)
     for c in prange(chunks):
-        _restart_ended(s, R, ended, faces, faces_out, scratch, auto_forced, off, inv_guests, inv_points, first_seed,
-                       episode, seeds, start_points, forced, obs, agent, ended_obs, c * k // chunks,
-                       (c + 1) * k // chunks)
+        _restart_ended(s, R, buf, out, c * k // chunks, (c + 1) * k // chunks)
     return -1, k

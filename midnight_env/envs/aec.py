@@ -95,7 +95,6 @@ step of the game itself (BENCHMARKS.md, PettingZoo ``env()``).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -104,7 +103,7 @@ from numba import njit
 from pettingzoo import AECEnv
 
 from midnight_env.core.actions import ActionError
-from midnight_env.core.engine import Engine
+from midnight_env.core.engine import Engine, check_actions, play_forced
 from midnight_env.core.observation import encode_chunk, observation_layout
 from midnight_env.core.one_game import entry_point, env_step, make_env_ref
 from midnight_env.core.scoring import rank_rewards, ranks
@@ -232,27 +231,24 @@ class MidnightEnv(AECEnv):
                                   f"got {action!r}")
             self._was_dead_step(action)
             return
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise ActionError(f"{agent}: action {action!r} is not an action of Discrete({self.num_actions}): "
-                              f"allowed are integers 0..{self.num_actions - 1}; legal now: "
-                              f"{self._legal_text()}") from None
-        if not 0 <= a < self.num_actions:
-            raise ActionError(f"{agent}: action {a} is out of the action space Discrete({self.num_actions}): "
-                              f"allowed are 0..{self.num_actions - 1}; legal now: {self._legal_text()}")
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < self.num_actions:
+            a = int(action)
+        else:  # the check names what is wrong
+            a = int(check_actions(self.engine, self.game_state, action, none=False, legality=False, single=True,
+                                  where=lambda k: f"{agent}: ")[0])
         # one compiled call: the action's legality, the decision, the rolls to the next decision, its
         # observation and mask (fresh arrays every step: a caller may keep them)
         obs = np.empty(self.obs_size, np.float32)
         mask = np.empty(self.num_actions, np.int8)
         code = self._step_kernel(self._ref, a, obs, mask)  # seat to decide + 8 game over + 16 points changed
         if code < 0:  # not legal: nothing changed
-            s = self.game_state
-            message = self.engine.illegal_message(s, 0, a).replace("game 0: ", f"{agent}: ", 1)
-            if self.illegal == "raise":
-                raise ActionError(message)
-            self._penalize(agent, a, message)
-            return
+            try:
+                check_actions(self.engine, self.game_state, a, none=False, single=True, where=lambda k: f"{agent}: ")
+            except ActionError as err:
+                if self.illegal == "raise":
+                    raise
+                self._penalize(agent, a, str(err))
+                return
         forced = None
         if self.auto_forced:
             forced = self._play_forced(obs, mask)
@@ -285,17 +281,16 @@ class MidnightEnv(AECEnv):
             self.infos[nxt]["forced"] = forced
 
     def _play_forced(self, obs: np.ndarray, mask: np.ndarray) -> list[tuple[int, str]]:
-        """Play decisions with exactly one legal choice (option ``auto_forced``); ``obs`` and ``mask``
-        get the observation and mask of the next real decision."""
+        """Play decisions with exactly one legal choice (option ``auto_forced``; ``core.engine.play_forced``);
+        ``obs`` and ``mask`` get the observation and mask of the next real decision. Returns the
+        (seat, notation) of each."""
         s = self.game_state
         played = []
-        while s.phase[0] != OVER:
-            legal = np.flatnonzero(s.legal[0])
-            if len(legal) != 1:
-                break
-            a = int(legal[0])
-            played.append((int(s.player[0]), self.layout.to_notation(a, int(s.roll[0]))))
-            self._step_kernel(self._ref, a, obs, mask)
+
+        def seen(actions):
+            played.append((int(s.player[0]), self.layout.to_notation(int(actions[0]), int(s.roll[0]))))
+
+        play_forced(s, lambda actions: self._step_kernel(self._ref, int(actions[0]), obs, mask), seen=seen)
         return played
 
     def _clear_rewards(self) -> None:
@@ -379,10 +374,6 @@ class MidnightEnv(AECEnv):
 
     def describe_action(self, action: int) -> str:
         return self.layout.describe(int(action), int(self.game_state.roll[0]))
-
-    def _legal_text(self) -> str:
-        pairs = zip(self.legal_actions(), self.engine.legal_notations(self.game_state, 0))
-        return ", ".join(f"{a} ({note})" for a, note in pairs) or "none"
 
     # -- rendering ---------------------------------------------------------------------------------
     def render(self):

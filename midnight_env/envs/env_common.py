@@ -1,5 +1,5 @@
-"""What every environment of the package shares: its options, its observation space, forced play
-and the compiled entry points of its kernels.
+"""What every environment of the package shares: its options and its observation space (forced
+play is the engine's: ``Engine.play_forced``).
 
 The PettingZoo env (``aec``), the single-agent Gymnasium env (``gym_env``), the vector env
 (``vector``) and the SB3 adapter (``sb3_vec``) take the same environment options, with the same
@@ -17,8 +17,7 @@ from gymnasium import spaces
 from midnight_env.core.config import ConfigError
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import observation_layout
-from midnight_env.core.state import GameState
-from midnight_env.core.vector_kernels import forced_actions
+from midnight_env.infra import checks
 
 REWARDS = ("points", "rank")
 ILLEGAL_MODES = ("raise", "penalize")
@@ -53,9 +52,7 @@ class EnvOptions:
         if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float, np.number))
                                    or not np.isfinite(reward)):
             raise ConfigError(f"option illegal_reward={reward!r} is not allowed: allowed are finite numbers or None")
-        size = self.render_size
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 64:
-            raise ConfigError(f"option render_size={size!r} is not allowed: allowed are integers >= 64")
+        checks.integer("option render_size=", self.render_size, 64, error=ConfigError)
 
     def penalty(self, engine: Engine) -> float:
         """The reward of an illegal action with ``illegal="penalize"``: ``illegal_reward``, or by
@@ -81,14 +78,3 @@ def observation_space(engine: Engine) -> spaces.Dict:
         "observation": spaces.Box(lay.low, lay.high, dtype=np.float32),
         "action_mask": spaces.Box(0, 1, (engine.num_actions,), dtype=np.int8),
     })
-
-
-def play_forced(engine: Engine, state: GameState, buffer: np.ndarray | None = None) -> np.ndarray:
-    """Play every decision with exactly one legal choice until none is left; (B,) count per game."""
-    b = state.batch_size
-    buffer = np.empty(b, np.int64) if buffer is None else buffer
-    played = np.zeros(b, np.int64)
-    while forced_actions(state.legal, buffer):
-        played += buffer >= 0
-        engine.step(state, buffer, check=False)
-    return played

@@ -28,7 +28,6 @@ An action outside the space always raises.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,12 +40,17 @@ from midnight_env.arena.registry import make_agent
 from midnight_env.core.actions import ActionError
 from midnight_env.core.config import ConfigError
 from midnight_env.core.dice import agent_streams
-from midnight_env.core.engine import Engine
+from midnight_env.core.engine import Engine, check_actions
 from midnight_env.core.observation import encode_observations, observation_layout
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
-from midnight_env.envs.env_common import EnvOptions, check_render_mode, play_forced
+from midnight_env.envs.env_common import EnvOptions, check_render_mode
 from midnight_env.infra.seeds import SEED_LIMIT, check_seed
+
+
+def _nobody(k: int) -> str:
+    """The env has one game and one learner: its action messages name neither."""
+    return ""
 
 
 def make_opponents(opponents: Any, num_players: int) -> list:
@@ -138,18 +142,17 @@ class SingleAgentEnv(gymnasium.Env):
         if self._over:
             raise RuntimeError("step() called after the episode ended: call env.reset() first")
         s = self.game_state
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise ActionError(f"action {action!r} is not an action of Discrete({self.action_space.n}): allowed "
-                              f"are integers 0..{self.action_space.n - 1}") from None
-        if not 0 <= a < self.action_space.n:
-            raise ActionError(f"action {a} is out of the action space Discrete({self.action_space.n}): "
-                              f"allowed are 0..{self.action_space.n - 1}")
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < self.action_space.n:
+            a = int(action)
+        else:  # the check names what is wrong
+            a = int(check_actions(self.engine, s, action, none=False, legality=False, single=True, where=_nobody)[0])
         if not s.legal[0, a]:
-            message = self.engine.illegal_message(s, 0, a).replace("game 0: ", "", 1)
-            if self.illegal == "raise":
-                raise ActionError(message)
+            try:
+                check_actions(self.engine, s, a, none=False, single=True, where=_nobody)
+            except ActionError as err:
+                if self.illegal == "raise":
+                    raise
+                message = str(err)
             self._over = True
             info = self._info()
             info.update(illegal_action=a, message=message)
@@ -201,7 +204,7 @@ class SingleAgentEnv(gymnasium.Env):
         while s.phase[0] != OVER:
             player = int(s.player[0])
             if player == self.seat:
-                if not self.auto_forced or not play_forced(self.engine, s)[0]:
+                if not self.auto_forced or not self.engine.play_forced(s)[0]:
                     return
                 continue
             agent = self.opponents[(player - self.seat) % n - 1]

@@ -52,6 +52,7 @@ from gymnasium.vector.utils import batch_space
 from midnight_env.arena.agent import Decisions, decide
 from midnight_env.core.config import ConfigError
 from midnight_env.core.dice import agent_streams
+from midnight_env.core.engine import check_actions
 from midnight_env.core.observation import observation_layout
 from midnight_env.envs.gym_env import check_seat, make_opponents
 from midnight_env.envs.vector import VectorEnv
@@ -123,17 +124,13 @@ class SeatVectorEnv(gymnasium.vector.VectorEnv):
         if self.venv.state is None:
             raise RuntimeError("SeatVectorEnv.step() called before reset()")
         b = self.num_envs
-        actions = np.asarray(actions)
-        if actions.dtype.kind not in "iu" or actions.shape != (b,):
-            raise ValueError(f"got actions of dtype {actions.dtype} and shape {actions.shape} for {b} games: give "
-                             f"one integer of Discrete({self.engine.num_actions}) per game, shape ({b},)")
         restart = self._restart.copy()  # NEXT_STEP: these games are shown anew, their actions ignored
-        negative = ~restart & (actions < 0)
-        if negative.any():  # -1 would leave a game waiting for the learner without a word
-            j = int(np.flatnonzero(negative)[0])
-            raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are "
-                             f"0..{self.engine.num_actions - 1}")
-        actions = np.where(restart, -1, actions).astype(np.int64)
+        given = np.asarray(actions)
+        if given.shape == (b,) and given.dtype.kind in "iu":
+            given = np.where(restart, given.dtype.type(0), given)
+        # -1 would leave a game waiting for the learner without a word: refused
+        actions = check_actions(self.engine, self.venv.state, given, none=False, legality=False)
+        actions = np.where(restart, -1, actions)
         ended = restart.copy()  # nothing after a game's end goes to its episode
         rewards = np.zeros(b, np.float32)
         results: dict[str, np.ndarray] = {}

@@ -66,16 +66,18 @@ from gymnasium.vector import AutoresetMode
 from midnight_env.core import specialize, vector_kernels
 from midnight_env.core.actions import ActionError
 from midnight_env.core.config import CASTLE_START_POINTS, ConfigError
-from midnight_env.core.engine import Engine
+from midnight_env.core.engine import Engine, check_actions
 from midnight_env.core.observation import encode_deciding_parallel, encode_deciding_serial, observation_layout
 from midnight_env.core.one_game import entry_point
 from midnight_env.core.scoring import rank_rewards
 from midnight_env.core.state import GameState
-from midnight_env.envs.env_common import EnvOptions, observation_space, play_forced
+from midnight_env.envs.env_common import EnvOptions, observation_space
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import check_seed, fresh_seed
 from midnight_env.infra.threads import Site, task_size, threaded
 
 VECTOR_ENV_VERSION = "0"  # bumped whenever the vector env's behaviour changes
+_INT64 = np.dtype(np.int64)  # (numpy's dtypes of native byte order are unique)
 _STEP = Site("vector.step")  # serial or threaded step kernel, whichever this process measures faster
 _ENCODE = Site("vector.observations")
 
@@ -107,8 +109,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, num_envs: int, variant: str = "midnight_party", num_players: int = 4,
                  seed: int | None = None, reward: str = "points", auto_forced: bool = False,
                  copy: bool = True, check: bool = True, **options: Any):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ConfigError(f"num_envs={num_envs!r} is not allowed: allowed are integers >= 1")
+        checks.integer("num_envs=", num_envs, 1, error=ConfigError)
         EnvOptions(reward=reward, auto_forced=auto_forced)  # checks them
         self.engine = Engine(variant, num_players, **options)
         self.num_envs = int(num_envs)
@@ -151,6 +152,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._rewards = np.empty((b, n), np.float32)
         self._terminations = np.empty(b, np.bool_)
         self._truncations = np.empty(b, np.bool_)
+        lay = self._layout
+        self._buffers = vector_kernels.StepBuffers(
+            self.auto_forced, self.reward_mode == "points", self._start_points, self._faces, self._faces_out,
+            self._scratch, lay.offsets, lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
+            self._agent, self._ended, self._ended_points, self._ended_ranks, self._ended_obs)
+        self._outputs = vector_kernels.StepOutputs(self._rewards, self._terminations, self._truncations, self._forced,
+                                                   self._obs)  # copy=False, observations built
         self._step_kernel = self._encode_kernel = None  # serial kernels
         self._step_threaded = self._encode_threaded = None  # threaded ones, for batches that may run them
         self._step_module = vector_kernels  # where the threaded step kernel comes from (or a ``specialize`` copy)
@@ -162,12 +170,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         a ``Site`` then runs whichever this process measures faster (the same games either way)."""
         big = self._threaded = threaded(self.num_envs)
         lay = self._layout
-        b, n = self.num_envs, self.num_players
-        flags = np.zeros(b, np.bool_)
-        args = (self.state, self.engine.rules, self._scratch, True, self._faces, self._faces_out, self._scratch, True,
-                True, lay.offsets, lay.inv_guests, lay.inv_points, self._first_seed, self._episode, self._seeds,
-                self._start_points, np.empty((b, n), np.float32), flags, flags, self._forced, self._obs, self._agent,
-                self._ended, self._ended_points, self._ended_ranks, self._ended_obs)
+        b = self.num_envs
+        args = (self.state, self.engine.rules, self._scratch, True, self._buffers, self._outputs)
         encode_args = (self.state, self.engine.rules, lay.offsets, lay.inv_guests, lay.inv_points, self._obs)
         self._step_kernel = entry_point(vector_kernels.vector_step_serial, *args)
         self._encode_kernel = entry_point(encode_deciding_serial, *encode_args)
@@ -192,24 +196,23 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return self._seeds.copy()
 
     def _update_seeds(self) -> None:
-        self._seeds = self._first_seed + self._episode * self.num_envs
+        np.add(self._first_seed, self._episode * self.num_envs, out=self._seeds)  # in place: the kernel's buffer
 
     # -- reset / step ----------------------------------------------------------------------------
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
         b = self.num_envs
         if seed is not None:
             if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-                self._first_seed = check_seed(seed) + np.arange(b, dtype=np.int64)
+                self._first_seed[:] = check_seed(seed) + np.arange(b, dtype=np.int64)
             else:
                 seeds = list(seed)
                 if len(seeds) != b:
                     raise ValueError(f"got {len(seeds)} seeds for {b} games: give one int or one seed per game")
-                self._first_seed = np.array([check_seed(s, f"seed of game {i}") for i, s in enumerate(seeds)],
-                                            dtype=np.int64)
+                self._first_seed[:] = [check_seed(s, f"seed of game {i}") for i, s in enumerate(seeds)]
             self._episode[:] = 0
         elif self.state is None:
             base = self._init_seed if self._init_seed is not None else fresh_seed()
-            self._first_seed = base + np.arange(b, dtype=np.int64)
+            self._first_seed[:] = base + np.arange(b, dtype=np.int64)
             self._episode[:] = 0
         else:
             self._episode += 1
@@ -217,7 +220,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.state = self.engine.new_games(self._seeds)
         if self._step_kernel is None:
             self._compile()
-        forced = play_forced(self.engine, self.state, self._forced) if self.auto_forced else None
+        forced = self.engine.play_forced(self.state, self._forced) if self.auto_forced else None
         obs = self.observations()
         return obs, self._info(forced)
 
@@ -242,18 +245,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("VectorEnv.step() called before reset()")
         self._prepare_kernels()
         state, engine = self.state, self.engine
-        actions = np.asarray(actions)
-        if actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers of Discrete({self.num_actions}), got dtype {actions.dtype}")
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"got actions of shape {actions.shape} for {self.num_envs} games: give one per game, "
-                             f"shape ({self.num_envs},)")
-        if actions.dtype.kind == "u" and actions.size and actions.max() >= self.num_actions:  # no wrap to -1
-            j = int(np.argmax(actions))
-            raise ValueError(f"game {j}: action {actions[j]} is out of range: allowed are 0..{self.num_actions - 1}, "
-                             "or -1 to leave the game as it is")
-        actions = np.ascontiguousarray(actions, dtype=np.int64)  # the kernel trusts this type
-        lay = self._layout
+        if not (type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (self.num_envs,)):
+            actions = check_actions(engine, state, actions, legality=False)  # the kernel checks legality
+        actions = np.ascontiguousarray(actions)  # the kernel trusts this type
         if self.copy:
             b, n = self.num_envs, self.num_players
             rewards = np.empty((b, n), np.float32)
@@ -264,21 +258,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         forced = np.empty(self.num_envs, np.int64) if self.auto_forced and self.copy else self._forced
         # check the actions, apply them and roll on, forced decisions, rewards, observations; then
         # the finished games recorded and restarted: one compiled call
-        args = (state, engine.rules, actions, self.check, self._faces, self._faces_out, self._scratch,
-                self.auto_forced, self.reward_mode == "points", lay.offsets, lay.inv_guests, lay.inv_points,
-                self._first_seed, self._episode, self._seeds, self._start_points, rewards, terminations,
-                truncations, forced, obs, self._agent, self._ended, self._ended_points, self._ended_ranks,
-                self._ended_obs)
+        outputs = vector_kernels.StepOutputs(rewards, terminations, truncations, forced, obs)
         if self._threaded:
-            bad, k = _STEP.run(self.num_envs, self._step_kernel, self._step_threaded, *args)
+            bad, k = _STEP.run(self.num_envs, self._step_kernel, self._step_threaded, state, engine.rules, actions,
+                               self.check, self._buffers, outputs)
         else:
-            bad, k = self._step_kernel(*args)
-        if bad >= 0:  # nothing has changed
-            if actions[bad] < -1:
-                raise ValueError(f"game {bad}: action {actions[bad]} is out of range: allowed are "
-                                 f"0..{self.num_actions - 1}, or -1 to leave the game as it is")
-            engine.check_actions(state, actions)  # raises, naming the action, its meaning and the legal ones
-            raise ActionError(engine.illegal_message(state, int(bad), int(actions[bad])))
+            bad, k = self._step_kernel(state, engine.rules, actions, self.check, self._buffers, outputs)
+        if bad >= 0:  # nothing has changed: the check names the action, its meaning and the legal ones
+            check_actions(engine, state, actions)
+            raise ActionError(engine.illegal_message(state, int(bad), int(actions[bad])))  # (the check raised)
         out = self._handed_out
         info = {"agent": out(self._agent), "seed": out(self._seeds)}
         if self.auto_forced:

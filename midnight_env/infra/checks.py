@@ -8,8 +8,9 @@ allowed::
 
 The caller names the value as the user wrote it (``--seed``, ``seed=``, ``players``) and the
 exception type its layer raises (UsageError for a flag, ConfigFileError for a setting, WebError
-for a request): the message is the same everywhere. A bool is never a number here (``True`` is
-1 to Python, not to a user), and nothing is rounded or cast silently.
+for a request; or a function of the message making one): the message is the same everywhere. A
+bool is never a number here (``True`` is 1 to Python, not to a user), and nothing is rounded or
+cast silently.
 """
 
 from __future__ import annotations
@@ -17,11 +18,16 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["shown", "given", "integer", "number", "choice", "path"]
+import numpy as np
+
+# an exception type, or a function making one from the message (``partial(TournamentError, parameter="seed")``)
+Raiser = Callable[[str], Exception]
+
+__all__ = ["shown", "given", "integer", "integers", "number", "choice", "path"]
 
 
 def shown(value: Any, most: int = 40) -> str:
@@ -49,7 +55,7 @@ def _integer_range(low: int | None, high: int | None) -> str:
 
 
 def integer(name: str, value: Any, low: int | None = None, high: int | None = None, *,
-            allowed: str | None = None, error: type[Exception] = ValueError) -> int:
+            allowed: str | None = None, error: Raiser = ValueError) -> int:
     """``value`` as an int in ``low..high`` (None: unbounded that side), else ``error`` naming
     ``name``, the value and ``allowed`` (default: the range). A numpy integer is accepted; a float
     that is not whole, a bool, a string or any other value is refused by name."""
@@ -66,9 +72,26 @@ def integer(name: str, value: Any, low: int | None = None, high: int | None = No
     return whole
 
 
+def integers(name: str, values: Any, low: int | None = None, high: int | None = None, *,
+             allowed: str | None = None, error: Raiser = ValueError) -> Any:
+    """``values``, an array of integers (game indices, seats; not converted), if every one is in
+    ``low..high``, else ``error`` naming ``name`` and the first one outside, as :func:`integer` does."""
+    values = np.asarray(values)
+    if low is None and high is None:
+        return values
+    if low is None or high is None:
+        outside = values < low if high is None else values > high
+    else:
+        outside = (values < low) | (values > high)
+    if outside.any():
+        first = values[outside][0]
+        raise error(f"{given(name, int(first))} is out of range: allowed are {allowed or _integer_range(low, high)}")
+    return values
+
+
 def number(name: str, value: Any, low: float | None = None, high: float | None = None, *,
            low_open: bool = False, high_open: bool = False, allowed: str | None = None,
-           error: type[Exception] = ValueError) -> float:
+           error: Raiser = ValueError) -> float:
     """``value`` as a finite float in ``[low, high]`` (``low_open``/``high_open`` exclude an end;
     None: unbounded that side), else ``error`` naming it and ``allowed``. NaN and infinities are
     outside every range; a bool or a string is not a number."""
@@ -94,7 +117,7 @@ def number(name: str, value: Any, low: float | None = None, high: float | None =
     return real
 
 
-def choice(name: str, value: Any, options: Iterable[Any], *, error: type[Exception] = ValueError) -> Any:
+def choice(name: str, value: Any, options: Iterable[Any], *, error: Raiser = ValueError) -> Any:
     """``value`` if it is one of ``options``, else ``error`` naming it and listing the options."""
     options = list(options)
     if value not in options:
@@ -104,7 +127,7 @@ def choice(name: str, value: Any, options: Iterable[Any], *, error: type[Excepti
 
 
 def path(name: str, value: Any, *, must_exist: bool = True, kind: str = "file",
-         inside: Path | None = None, error: type[Exception] = ValueError) -> Path:
+         inside: Path | None = None, error: Raiser = ValueError) -> Path:
     """``value`` as a Path, else ``error`` naming it: one that must exist and does not, one that is
     not a ``kind`` (``"file"``: a regular file; ``"folder"``: a directory; ``"any"``), or one that
     leads outside the folder ``inside`` (symbolic links resolved)."""

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from midnight_env.core.config import CLOCK_TIMES
+from midnight_env.infra import checks
 
 SIDES = ("top", "right", "bottom", "left")  # sides of the ring, clockwise from square 0
 
@@ -274,8 +275,7 @@ def _room(board, q: int, cell: RingCell) -> RoomLayout:
 def board_layout(board, num_players: int, castle: bool) -> BoardLayout:
     """The layout of ``board`` with a player table of ``num_players`` seats and, if ``castle``
     (hidden_castle), the clock."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 8:
-        raise ValueError(f"num_players={num_players!r} is out of range: allowed are 1..8")
+    num_players = checks.integer("num_players=", num_players, 1, 8, allowed="1..8")
     rows, cols, cells = ring_grid(board.num_squares)
     width = cols + 2.3  # the ring and the rooms around it
     height = max(width, rows + 2.3 + 3.9)  # ... and the panel below

@@ -15,6 +15,7 @@ import numpy as np
 
 from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
 from midnight_env.core.state import MOVE, OVER
+from midnight_env.infra import checks
 from midnight_env.render.layout import HUGO_OUTLINE, Anchor, HugoSpot, board_layout
 from midnight_env.render.seats import SEAT_SYMBOLS, seat_hex
 from midnight_env.render.snapshot import Position, clock_text, snapshot, status_lines, turn_text
@@ -362,8 +363,7 @@ def _scene(engine, size: int) -> _Scene:
 
 def render_rgb(engine, state, i: int = 0, size: int = 640) -> np.ndarray:
     """Game ``i`` as a ``(size, size, 3)`` uint8 picture (matplotlib, Agg; no window)."""
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 64 <= size <= 4096:
-        raise ValueError(f"size={size!r} is out of range: allowed are integers 64..4096 (pixels)")
+    size = checks.integer("size=", size, 64, 4096, allowed="integers 64..4096 (pixels)")
     pos = snapshot(engine, state, i)
     return _scene(engine, int(size)).frame(pos)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from midnight_env.core.config import CLOCK_TIMES
 from midnight_env.core.state import MOVE, PLACE, ROLL
+from midnight_env.infra import checks
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,7 @@ class Position:
 
 def snapshot(engine, state, i: int) -> Position:
     """Game ``i`` of ``state`` as a :class:`Position`; the state is not changed."""
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < state.batch_size:
-        raise ValueError(f"game index i={i!r} is out of range: allowed are 0..{state.batch_size - 1}")
+    i = checks.integer("game index i=", i, 0, state.batch_size - 1, allowed=f"0..{state.batch_size - 1}")
     if state.num_players != engine.num_players or state.gallery.shape[2] != engine.board.num_squares:
         raise ValueError(f"state of {state.num_players} players on {state.gallery.shape[2]} squares does not "
                          f"match the engine ({engine.num_players} players, {engine.board.num_squares} squares)")

@@ -18,6 +18,7 @@ import numpy as np
 
 from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_TIMES
 from midnight_env.core.state import MOVE, OVER
+from midnight_env.infra import checks
 from midnight_env.render.layout import HUGO_OUTLINE, Anchor, BoardLayout, HugoSpot, Rect, board_layout
 from midnight_env.render.seats import SEAT_SYMBOLS, seat_hex
 from midnight_env.render.snapshot import Position, clock_text, snapshot, status_lines, turn_text
@@ -292,8 +293,7 @@ def _die(die: Rect, roll: int, lw: float) -> str:
 def render_svg(engine, state, i: int = 0, size: int = 640) -> str:
     """Game ``i`` as an SVG document ``size`` pixels square: the same layout, colours and words as
     :func:`~midnight_env.render.picture.render_rgb`."""
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 64 <= size <= 4096:
-        raise ValueError(f"size={size!r} is out of range: allowed are integers 64..4096 (pixels)")
+    size = checks.integer("size=", size, 64, 4096, allowed="integers 64..4096 (pixels)")
     pos = snapshot(engine, state, i)
     v = view_box(engine)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{int(size)}" height="{int(size)}" '

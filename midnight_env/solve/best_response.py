@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from midnight_env.arena.agent import Agent, fit_error
+from midnight_env.infra import checks
 from midnight_env.solve.policy import agent_policy, evaluate_policy
 from midnight_env.solve.solution import Solution, seat_modes, state_modes
 from midnight_env.solve.values import MAXIMISE, MINIMISE, POLICY, TIE_TOLERANCE, best_actions
@@ -94,9 +95,7 @@ def best_response(solution: Solution, agent: Agent | str, seat: int = 0,
     if n < 2:
         raise ValueError(f"a best response needs another seat to respond to: {solution.describe()} has 1 player "
                          "(allowed: set-ups of 2 players)")
-    if not 0 <= int(seat) < n:
-        raise ValueError(f"seat {seat} is out of range: allowed are 0 to {n - 1} ({n} players)")
-    seat = int(seat)
+    seat = checks.integer("seat", seat, 0, n - 1, allowed=f"0 to {n - 1} ({n} players)")
     agent = _playing(solution, agent, "agent")
     responders = [_playing(solution, r, "responder") for r in responders]
     started = time.process_time()

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from midnight_env.core.config import Rules
+from midnight_env.infra import checks
 from midnight_env.solve.graph import SolveError
 from midnight_env.solve.keys import KeyLayout
 from midnight_env.solve.ranks import TERMINAL_RANK, key_ranks, over_values, rank_name
@@ -42,8 +43,7 @@ class LayerColumn:
         ids = np.asarray(ids, dtype=np.int64)
         if ids.ndim == 0:
             return self[ids[None]][0]
-        if ((ids < 0) | (ids >= len(self))).any():
-            raise IndexError(f"state numbers out of range: allowed are 0 to {len(self) - 1}")
+        checks.integers("state number", ids, 0, len(self) - 1, allowed=f"0 to {len(self) - 1}", error=IndexError)
         part = np.searchsorted(self.offsets, ids, side="right") - 1
         out = np.empty(len(ids), self.dtype)
         for j in np.unique(part):

@@ -13,14 +13,14 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
-
-import numpy as np
 
 from midnight_env.arena.agent import fit_error
 from midnight_env.arena.registry import AgentError, agent_infos, make_agent, plugin_errors, split_specs
 from midnight_env.core.config import make_config
 from midnight_env.core.engine import ENGINE_VERSION, Engine
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import SEED_LIMIT, SEED_RANGE
 
 FORMAT = "midnight-tournament/1"
@@ -156,7 +156,7 @@ def make_tournament_config(variant: str = DEFAULT_VARIANT, num_players: int = DE
         if reason is not None:
             raise TournamentError(f"agent {spec!r} cannot play {config.variant} with {config.num_players} "
                                   f"players: {reason}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
-        raise TournamentError(f"seed={seed!r} is out of range: allowed are {SEED_RANGE}", "seed")
+    seed = checks.integer("seed=", seed, 0, SEED_LIMIT - 1, allowed=SEED_RANGE,
+                          error=partial(TournamentError, parameter="seed"))
     return TournamentConfig(variant=config.variant, num_players=config.num_players, agents=tuple(specs),
-                            seed=int(seed), options=dict(config.options), left_out=tuple(left_out.items()))
+                            seed=seed, options=dict(config.options), left_out=tuple(left_out.items()))

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from midnight_env.arena.agent import Agent
 from midnight_env.arena.registry import make_agent
 from midnight_env.core.state import OVER
+from midnight_env.infra import checks
 from midnight_env.infra.provenance import code_commit
 from midnight_env.tournament.chunk import Chunk, play_chunk
 from midnight_env.tournament.config import TournamentConfig, TournamentError
@@ -74,13 +76,11 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
     from tqdm import tqdm
 
     for name, value in (("games", games), ("batch_size", batch_size)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise TournamentError(f"{name}={value!r} is out of range: allowed are integers 1 or more", name)
+        checks.integer(f"{name}=", value, 1, error=partial(TournamentError, parameter=name))
     if backend not in BACKENDS:
         raise TournamentError(f"backend={backend!r} is not allowed: allowed are {', '.join(BACKENDS)}", "backend")
-    if workers is not None and (not isinstance(workers, (int, np.integer)) or isinstance(workers, bool)
-                                or workers < 1):
-        raise TournamentError(f"workers={workers!r} is out of range: allowed are integers 1 or more", "workers")
+    if workers is not None:
+        checks.integer("workers=", workers, 1, error=partial(TournamentError, parameter="workers"))
     if backend == "local" and (address is not None or workers is not None):
         given = "address" if address is not None else "workers"
         raise TournamentError(f"{given}={address if address is not None else workers!r} is only for the ray backend: "

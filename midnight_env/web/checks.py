@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from midnight_env.infra import checks
 from midnight_env.web.errors import WebError
 
 # the work one request may cost (``midnight serve --max-budget``, ``--max-analyses``)
@@ -43,7 +44,9 @@ def kind(value: Any) -> str:
 
 def whole(name: str, value: Any, low: int, high: int | None = None, allowed: str | None = None) -> int:
     """``value`` (field ``name``) as an int in ``low..high`` (``high`` None: no upper bound);
-    WebError (400) naming the field, the value and ``allowed`` (default: the range) otherwise."""
+    WebError (400) naming the field, the value and ``allowed`` (default: the range) otherwise. JSON
+    gives a whole number as a float or as digits too: read as the integer, then checked as
+    everywhere (``infra.checks.integer``)."""
     allowed = allowed or (f"{low}..{high}" if high is not None else f"integers {low} or more")
     if isinstance(value, bool) or value is None:
         raise WebError(f"{name} {shown(value)} is not a number: allowed are {allowed}")
@@ -62,9 +65,7 @@ def whole(name: str, value: Any, low: int, high: int | None = None, allowed: str
         raise WebError(f"{name} {shown(value)} is not a number: allowed are {allowed}")
     else:
         raise WebError(f"{name} {shown(value)} is {kind(value)}, not a number: allowed are {allowed}")
-    if number < low or (high is not None and number > high):
-        raise WebError(f"{name} {number} is out of range: allowed are {allowed}")
-    return number
+    return checks.integer(name, number, low, high, allowed=allowed, error=WebError)
 
 
 def text(name: str, value: Any, allowed: str) -> str:
