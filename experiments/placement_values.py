@@ -227,11 +227,14 @@ def champion_decisions(engine: Engine, champion, games: int, seed: int) -> list[
     return out
 
 
-def rollout_values(engine: Engine, champion, position, rollouts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each legal choice of ``position`` (one game at a decision) valued by ``rollouts`` games of the
-    champion from its afterstate, for the deciding seat: the others' mean final points minus its
-    own. The choices share their dice (rollout k of every choice rolls the same numbers), so their
-    differences are measured closely. Returns (A,) means (NaN where illegal) and their 95 % half-widths."""
+def rollout_margins(engine: Engine, champion, position, rollouts: int, seed: int,
+                    others: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Each legal choice of ``position`` (one game at a decision) played on by ``rollouts`` games of
+    the champion from its afterstate. The choices share their dice (rollout k of every choice rolls
+    the same numbers), so their differences are measured closely. Returns the legal choices (L,)
+    and the deciding seat's margin in every rollout (L, rollouts): the others' mean final points
+    (weighted ``others``, as the evaluators value them: 0 for a champion that weighs only its own
+    points) minus its own."""
     from midnight_env.core.dice import seed_streams
 
     legal = np.flatnonzero(position.legal[0])
@@ -251,8 +254,13 @@ def rollout_values(engine: Engine, champion, position, rollouts: int, seed: int)
         actions[deciding] = champion.act(Decisions(engine, batch, deciding, streams, seeds))
         engine.step(batch, actions)
     points = batch.spooky.astype(np.float64)
-    others = (points.sum(axis=1) - points[:, who]) / max(n - 1, 1)
-    margin = (others - points[:, who]).reshape(len(legal), rollouts)
+    others_weight, others = others, (points.sum(axis=1) - points[:, who]) / max(n - 1, 1)
+    return legal, (others_weight * others - points[:, who]).reshape(len(legal), rollouts)
+
+
+def rollout_values(engine: Engine, champion, position, rollouts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rollout_margins` as (A,) means (NaN where illegal) and their 95 % half-widths."""
+    legal, margin = rollout_margins(engine, champion, position, rollouts, seed)
     means = np.full(position.legal.shape[1], np.nan)
     halves = np.full(position.legal.shape[1], np.nan)
     means[legal] = margin.mean(axis=1)
@@ -260,47 +268,125 @@ def rollout_values(engine: Engine, champion, position, rollouts: int, seed: int)
     return means, halves
 
 
-def truth(args) -> None:
-    """The evaluators against rollouts of the champion, per phase: bias and mean absolute error of
-    every legal choice's value, and of its value relative to the position's mean choice (what a
-    choice is judged by), with the rollouts' own error."""
-    engine = Engine(args.variant, args.players)
-    name = champion_name(args.variant, args.players)
-    champion = make_agent(name)
-    evaluators = {"one ply": champion}
+PHASES = ("placement", "early", "middle", "late")
+
+
+def judged_row(values: np.ndarray, legal: np.ndarray, margin: np.ndarray) -> dict:
+    """One evaluator on one position against its rollouts (``margin``: (L, R) of the legal choices).
+
+    ``error``: each choice's value minus its rollouts' mean; ``relative_error``: the same, each
+    against the position's mean choice. ``loss_error``: what ``midnight analyze`` charges, the
+    evaluator's best value minus a choice's (its **loss**), minus the rollouts' difference of the
+    same two choices, for every choice but the evaluator's best; ``loss_noise``: the variance of
+    that rollout difference (paired: the dice are shared), the truth's own share of the error."""
+    v = values[legal]
+    q = margin.mean(axis=1)
+    b = int(np.argmax(v))
+    others = np.arange(len(legal)) != b
+    diff = margin[b][None, :] - margin[others]  # (L-1, R) paired rollout differences best - choice
+    return {"error": (v - q).tolist(), "relative_error": ((v - v.mean()) - (q - q.mean())).tolist(),
+            "loss": (v[b] - v[others]).tolist(),
+            "loss_error": ((v[b] - v[others]) - diff.mean(axis=1)).tolist(),
+            "loss_noise": (diff.var(axis=1, ddof=1) / margin.shape[1]).tolist()}
+
+
+def loss_accuracy(rows: list[dict], label: str) -> dict:
+    """The loss's error over ``rows`` (one position each): bias (mean of evaluator loss minus rollout
+    loss, 95 % interval over positions), mean absolute error (rollout noise included) and the root
+    mean square error with the rollouts' own variance taken out, with its upper 95 % bound (the
+    positions as the sampled units: a position's choices are not independent)."""
+    per = [(np.asarray(r[label]["loss_error"]), np.asarray(r[label]["loss_noise"])) for r in rows
+           if r[label]["loss_error"]]
+    if not per:
+        return {"positions": 0, "pairs": 0}
+    err = np.concatenate([e for e, _ in per])
+    # a position's mean squared error less its noise: the sampled unit of the MSE
+    excess = np.array([np.mean(e**2 - n) for e, n in per])
+    bias_pos = np.array([np.mean(e) for e, _ in per])
+    p = len(per)
+    mse = float(excess.mean())
+    mse_half = float(1.96 * excess.std(ddof=1) / np.sqrt(p)) if p > 1 else float("inf")
+    bias_half = float(1.96 * bias_pos.std(ddof=1) / np.sqrt(p)) if p > 1 else float("inf")
+    return {"positions": p, "pairs": len(err), "bias": float(bias_pos.mean()), "bias_half_width": bias_half,
+            "mae": float(np.abs(err).mean()), "rmse_without_noise": float(np.sqrt(max(mse, 0.0))),
+            "rmse_upper95": float(np.sqrt(max(mse + mse_half, 0.0))),
+            "noise_rms": float(np.sqrt(np.mean(np.concatenate([n for _, n in per]))))}
+
+
+def truth_evaluators(engine: Engine, args) -> dict:
+    """The evaluators ``truth`` measures: the champion one ply, ``midnight analyze``'s default
+    evaluator of the set-up, and those ``--placement`` and ``--budget`` name."""
+    from midnight_env.analysis.judge import evaluator_for
+
+    name = champion_name(engine.variant, engine.num_players)
+    out = {"one ply": make_agent(name)}
+    default = evaluator_for(engine).spec
+    out[f"analyze default ({default})"] = make_agent(default)
     if args.placement:
-        evaluators["one ply + placement network"] = make_agent(f"{name}:placement={args.placement}")
+        out["one ply + placement network"] = make_agent(f"{name}:placement={args.placement}")
     if args.budget:
-        evaluators[f"search budget={args.budget}"] = make_agent(f"{name}:budget={args.budget}")
+        out[f"search budget={args.budget}"] = make_agent(f"{name}:budget={args.budget}")
         if args.placement:
-            evaluators[f"search budget={args.budget} + placement network"] = make_agent(
+            out[f"search budget={args.budget} + placement network"] = make_agent(
                 f"{name}:budget={args.budget},placement={args.placement}")
+    return out
+
+
+def truth(args) -> dict:
+    """The evaluators against rollouts of the champion, per phase: bias and mean absolute error of
+    every legal choice's value, of its value relative to the position's mean choice, and of the
+    loss ``midnight analyze`` charges (:func:`judged_row`), with the rollouts' own error. Positions
+    are taken a phase at a time in turn, so a run stopped by ``--max-cpu-seconds`` keeps the phases
+    even; ``--out`` is rewritten after every position."""
+    engine = Engine(args.variant, args.players)
+    champion = make_agent(champion_name(args.variant, args.players))
+    evaluators = truth_evaluators(engine, args)
+    # the truth in the evaluators' own units: the others' points weighted as the champion weighs them
+    weight = float(getattr(champion, "others_weight", lambda: 1.0)())
     rng = np.random.default_rng(args.seed)
+    started_cpu, start = time.process_time(), time.perf_counter()
     positions = champion_decisions(engine, champion, args.source_games, 7 * 10**8 + args.seed)
-    start = time.perf_counter()
-    rows = []
-    for phase in ("placement", "early", "middle", "late"):
-        pool = [p for ph, p in positions if ph == phase]
-        for i in rng.permutation(len(pool))[: args.positions]:
-            position = pool[i]
-            q, half = rollout_values(engine, champion, position, args.rollouts, 9 * 10**8 + len(rows) * 10**4)
-            legal = ~np.isnan(q)
-            row = {"phase": phase, "choices": int(legal.sum()), "truth_half_width": float(np.nanmean(half)),
-                   "truth_variance": ((half[legal] / 1.96) ** 2).tolist()}
+    pools = {phase: [p for ph, p in positions if ph == phase] for phase in PHASES}
+    picks = {phase: [pools[phase][i] for i in rng.permutation(len(pools[phase]))[: args.positions]]
+             for phase in PHASES}
+    rows: list[dict] = []
+    stopped = "done"
+    for k in range(args.positions):
+        if args.max_cpu_seconds and time.process_time() - started_cpu > args.max_cpu_seconds:
+            stopped = f"CPU budget: {args.max_cpu_seconds:g} s spent after {k} positions a phase"
+            break
+        for phase in PHASES:
+            if k >= len(picks[phase]):
+                continue
+            position = picks[phase][k]
+            legal, margin = rollout_margins(engine, champion, position, args.rollouts,
+                                            9 * 10**8 + len(rows) * 10**4, weight)
+            half = 1.96 * margin.std(axis=1, ddof=1) / np.sqrt(args.rollouts)
+            row = {"phase": phase, "choices": len(legal), "truth_half_width": float(half.mean()),
+                   "truth_variance": ((half / 1.96) ** 2).tolist()}
             for label, evaluator in evaluators.items():
-                streams = agent_streams(np.zeros(1, np.int64))
-                v = np.asarray(evaluator.action_values(Decisions(engine, position, np.zeros(1, np.int64), streams,
-                                                                 np.zeros(1, np.int64))), np.float64)[0]
-                row[label] = {"error": (v[legal] - q[legal]).tolist(),
-                              "relative_error": ((v[legal] - v[legal].mean()) - (q[legal] - q[legal].mean())).tolist()}
+                one = np.zeros(1, np.int64)
+                v = np.asarray(evaluator.action_values(Decisions(engine, position, one, agent_streams(one), one)),
+                               np.float64)[0]
+                row[label] = judged_row(v, legal, margin)
             rows.append(row)
-        print(f"{phase}: {min(len(pool), args.positions)} positions, {time.perf_counter() - start:.0f} s", flush=True)
+        print(f"{k + 1} position(s) a phase, {time.perf_counter() - start:.0f} s, "
+              f"{time.process_time() - started_cpu:.0f} CPU s", flush=True)
+        if args.out:
+            _write_truth(args, rows, evaluators, stopped="running", cpu=time.process_time() - started_cpu)
+    return _write_truth(args, rows, evaluators, stopped, time.process_time() - started_cpu, show=True)
+
+
+def _write_truth(args, rows: list[dict], evaluators: dict, stopped: str, cpu: float, show: bool = False) -> dict:
     summary = {}
-    print(f"{'evaluator':<40}{'phase':<10}{'bias ± 95%':>13}{'RMSE':>8}{'rel. MAE':>10}  (truth's own ± 95 %; RMSE "
-          "without the rollouts' noise; rel.: each choice against the position's mean choice, noise included)")
+    if show:
+        print(f"{'evaluator':<60}{'phase':<10}{'bias ± 95%':>13}{'RMSE':>8}{'rel. MAE':>10}  |  loss: "
+              f"{'bias ± 95%':>13}{'MAE':>7}{'RMSE':>7}{'≤95%':>7}  (RMSE without the rollouts' noise)")
     for label in evaluators:
-        for phase in ("placement", "early", "middle", "late", "all"):
+        for phase in (*PHASES, "all"):
             sel = [r for r in rows if phase in ("all", r["phase"])]
+            if not sel:
+                continue
             err = np.concatenate([r[label]["error"] for r in sel])
             rel = np.concatenate([r[label]["relative_error"] for r in sel])
             half = float(np.mean([r["truth_half_width"] for r in sel]))
@@ -308,14 +394,57 @@ def truth(args) -> None:
             # the rollouts' own noise taken out of the mean squared error: the evaluator's error alone
             rmse = float(np.sqrt(max(np.mean(err**2) - noise, 0.0)))
             bias_half = 1.96 * err.std(ddof=1) / np.sqrt(len(err)) if len(err) > 1 else float("nan")
+            loss = loss_accuracy(sel, label)
             summary[f"{label}/{phase}"] = {"bias": float(err.mean()), "bias_half_width": float(bias_half),
                                            "rmse_without_noise": rmse, "mae": float(np.abs(err).mean()),
                                            "relative_mae": float(np.abs(rel).mean()), "choices": len(err),
-                                           "positions": len(sel), "truth_half_width": half}
-            print(f"{label:<40}{phase:<10}{err.mean():>+7.2f}±{bias_half:<5.2f}{rmse:>8.2f}{np.abs(rel).mean():>10.2f}"
-                  f"  (± {half:.2f}, {len(sel)} positions, {len(err)} choices)")
+                                           "positions": len(sel), "truth_half_width": half, "loss": loss}
+            if show:
+                text = (f"{label:<60}{phase:<10}{err.mean():>+7.2f}±{bias_half:<5.2f}{rmse:>8.2f}"
+                        f"{np.abs(rel).mean():>10.2f}  |  ")
+                if loss["positions"]:
+                    text += (f"{loss['bias']:>+7.2f}±{loss['bias_half_width']:<5.2f}{loss['mae']:>7.2f}"
+                             f"{loss['rmse_without_noise']:>7.2f}{loss['rmse_upper95']:>7.2f}")
+                print(text + f"  (truth ± {half:.2f}, {len(sel)} positions, {len(err)} choices)")
+    weight = float(getattr(next(iter(evaluators.values())), "others_weight", lambda: 1.0)())
+    out = {"args": {k: v for k, v in vars(args).items() if k != "func"}, "others_weight": weight, "stopped": stopped,
+           "cpu_seconds": round(cpu, 1), "summary": summary, "rows": rows}
+    default = next((label for label in evaluators if label.startswith("analyze default (")), None)
+    if default is not None and rows:
+        out["measured_accuracy"] = {default[len("analyze default ("):-1]: accuracy_entry(args, summary, default,
+                                                                                      stopped, cpu, weight)}
+        if show:
+            print("judge.MEASURED_ACCURACY entry:\n" + json.dumps(out["measured_accuracy"], indent=1))
     if args.out:
-        Path(args.out).write_text(json.dumps({"args": vars(args), "summary": summary, "rows": rows}, indent=1))
+        tmp = Path(args.out).with_suffix(".tmp")
+        tmp.write_text(json.dumps(out, indent=1))
+        tmp.replace(args.out)
+    return out
+
+
+def accuracy_entry(args, summary: dict, label: str, stopped: str, cpu: float, weight: float = 1.0) -> dict:
+    """``midnight analyze``'s record of an evaluator's measured accuracy (judge.MEASURED_ACCURACY):
+    per stage the loss's error (the upper 95 % bound of its RMSE, the rollouts' noise taken out),
+    that RMSE, the loss's bias and mean absolute error, the rollouts' own noise, the counts."""
+    command = (f"python experiments/placement_values.py truth --variant {args.variant} --players {args.players} "
+               f"--positions {args.positions} --rollouts {args.rollouts} --source-games {args.source_games} "
+               f"--seed {args.seed}" + (f" --max-cpu-seconds {args.max_cpu_seconds:g}" if args.max_cpu_seconds else ""))
+    stages = {}
+    for phase in PHASES:
+        figures = summary.get(f"{label}/{phase}")
+        if figures is None or not figures["loss"]["positions"]:
+            continue
+        loss = figures["loss"]
+        stages[phase] = {"loss_error": round(loss["rmse_upper95"], 3),
+                         "loss_rmse": round(loss["rmse_without_noise"], 3),
+                         "loss_bias": round(loss["bias"], 3), "loss_bias_half_width": round(loss["bias_half_width"], 3),
+                         "loss_mae": round(loss["mae"], 3), "noise_rms": round(loss["noise_rms"], 3),
+                         "value_bias": round(figures["bias"], 3),
+                         "value_bias_half_width": round(figures["bias_half_width"], 3),
+                         "positions": loss["positions"], "pairs": loss["pairs"]}
+    objective = "margin" if weight == 1 else f"minus own final points, others weighted {weight:g}"
+    return {"command": command, "objective": objective, "rollouts": args.rollouts, "source_games": args.source_games,
+            "cpu_seconds": round(cpu), "stopped": stopped, "stages": stages}
 
 
 def main(argv=None) -> None:
@@ -346,6 +475,7 @@ def main(argv=None) -> None:
     t.add_argument("--rollouts", type=int, default=100, help="rollouts per legal choice")
     t.add_argument("--source-games", type=int, default=40)
     t.add_argument("--seed", type=int, default=3)
+    t.add_argument("--max-cpu-seconds", type=float, default=None, help="stop taking positions after this much CPU")
     t.add_argument("--out", default=None)
     args = p.parse_args(argv)
     {"fit": fit, "check": check, "truth": truth}[args.command](args)

@@ -4,7 +4,10 @@ On solved set-ups of the real board (one guest a player, one round: solved in ab
 game in which a seat makes one deliberately bad choice: the analysis charges that choice exactly
 the solution's value difference, worked out here from the positions it leads to, marks it by size,
 and charges the optimal choices nothing. The search's values pick the move it plays; the default
-evaluator is the strongest there is; bad input is one line and exit 2."""
+evaluator is the strongest there is; bad input is one line and exit 2. Every loss carries its error
+(the evaluator's measured accuracy in the decision's stage): a loss within CLEAR times it is not
+marked, an evaluator not measured on the set-up marks nothing and says so; the placement book's
+values come with the first guest of a set-up it covers."""
 
 from __future__ import annotations
 
@@ -13,7 +16,20 @@ import json
 import numpy as np
 import pytest
 
-from midnight_env.analysis import BLUNDER, INACCURACY, MISTAKE, AnalysisError, analyze_file, evaluator_for, mark_of
+from midnight_agents.book import load_book
+from midnight_env.analysis import (
+    BLUNDER,
+    CLEAR,
+    INACCURACY,
+    MEASURED_ACCURACY,
+    MISTAKE,
+    AnalysisError,
+    analyze_file,
+    analyze_record,
+    evaluator_for,
+    format_analysis,
+    mark_of,
+)
 from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.arena.play import play_batch
 from midnight_env.arena.registry import make_agent
@@ -119,8 +135,11 @@ def test_the_command_marks_the_bad_choices_and_json_has_every_value(duo, duo_gam
             "seconds"} <= set(data)
     assert data["thresholds"] == {"inaccuracy": INACCURACY, "mistake": MISTAKE, "blunder": BLUNDER}
     first = data["decisions"][0]
-    assert {"decision", "event", "seat", "phase", "roll", "chosen", "best", "loss", "mark", "forced", "chosen_value",
-            "best_value", "values"} <= set(first)
+    assert {"decision", "event", "seat", "phase", "stage", "roll", "chosen", "best", "loss", "loss_error", "mark",
+            "forced", "chosen_value", "best_value", "values", "book"} <= set(first)
+    assert first["stage"] == "placement" and first["loss_error"] == 0  # the exact solution: no error
+    assert data["evaluator"]["accuracy"]["measured"] and data["evaluator"]["accuracy"]["exact"]
+    assert data["marking"]["clear"] == CLEAR
     assert first["phase"] == "place" and first["roll"] is None and len(first["values"]) == 28
     assert first["values"][first["chosen"]] == pytest.approx(first["best_value"] - first["loss"], abs=1e-3)
     assert {"seat", "agent", "decisions", "judged", "loss", "inaccuracies", "mistakes", "blunders",
@@ -221,3 +240,119 @@ def test_a_layered_work_directory_judges_a_game_as_the_whole_solution_does(duo, 
         if b.values is not None:
             assert a.values.keys() == b.values.keys()
             np.testing.assert_allclose(list(a.values.values()), list(b.values.values()), atol=1e-9)
+
+
+# ------------------------------------------------------------------------------------------------
+# a loss's error, the marks, the placement book
+
+STAGE_FIGURES = ("loss_error", "loss_bias", "loss_bias_half_width", "loss_mae", "noise_rms", "positions", "pairs")
+
+
+def _measured(error: dict[str, float]) -> dict:
+    """A MEASURED_ACCURACY entry whose loss error per stage is ``error``."""
+    return {"command": "made up for a test", "rollouts": 8, "source_games": 1,
+            "stages": {stage: {"loss_error": e, "loss_bias": 0.0, "loss_bias_half_width": 0.1, "loss_mae": e,
+                               "noise_rms": 0.1, "positions": 3, "pairs": 9} for stage, e in error.items()}}
+
+
+def test_the_default_real_size_evaluators_carry_their_measured_accuracy():
+    for variant, players in (("midnight_party", 2), ("hidden_castle", 2), ("midnight_party", 4),
+                             ("hidden_castle", 4)):
+        ev = evaluator_for(Engine(variant, players))
+        assert ev.measured is not None and ev.measured is MEASURED_ACCURACY[ev.spec], ev.spec
+        assert ev.accuracy.startswith("measured against") and "truth" in ev.measured["command"]
+        assert f"--variant {variant} --players {players}" in ev.measured["command"]
+        for stage in ("placement", "early", "middle", "late"):
+            figures = ev.measured["stages"][stage]
+            assert set(STAGE_FIGURES) <= set(figures) and figures["positions"] >= 1
+            assert figures["loss_error"] > 0 and ev.loss_error(stage) == figures["loss_error"]
+        view = ev.accuracy_view()
+        assert view["measured"] and not view["exact"] and view["stages"].keys() == ev.measured["stages"].keys()
+    assert evaluator_for(Engine("midnight_party", 3)).measured is None  # no measurement of three players yet
+
+
+def test_a_loss_within_its_error_is_not_marked(duo, duo_game, monkeypatch):
+    """The duo game's bad placements lose more than a mistake's points: marked where the error is
+    small, not where the loss is within CLEAR times it; the other stages' decisions keep their marks."""
+    _, folder = duo
+    rec, _ = duo_game
+    monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(folder))
+    exact = analyze_record(rec, evaluator="optimal")
+    first = exact.decisions[0]
+    assert first.mark is not None and first.loss > MISTAKE
+    spec = "search:budget=30"
+    plain = analyze_record(rec, evaluator=spec)
+    assert plain.evaluator.measured is None
+    for within in (False, True):
+        error = first.loss / CLEAR if within else 0.05  # loss == CLEAR x error: not clearly beyond it
+        monkeypatch.setitem(MEASURED_ACCURACY, spec, _measured({"placement": error, "early": 0.05, "middle": 0.05,
+                                                                 "late": 0.05}))
+        analysis = analyze_record(rec, evaluator=spec)
+        for d in analysis.decisions:
+            assert d.loss_error == (0.0 if d.forced else error if d.stage == "placement" else 0.05)
+            assert d.mark == mark_of(d.loss, d.loss_error)
+            if d.loss <= CLEAR * d.loss_error:
+                assert d.mark is None
+        placements = [d for d in analysis.decisions if d.stage == "placement"]
+        big = [d for d in placements if d.loss > CLEAR * 0.05 and d.loss >= INACCURACY]
+        assert big, "the bad placements lose points by the search's values too"
+        if within:
+            assert all(d.mark is None for d in placements if d.loss <= first.loss)
+        else:
+            assert all(d.mark is not None for d in big)
+        data = analysis.as_dict()
+        assert data["evaluator"]["accuracy"]["measured"] and data["evaluator"]["accuracy"]["stages"]["placement"][
+            "loss_error"] == error
+        for d in data["decisions"]:
+            assert d["loss_error"] is not None and (d["mark"] is None or d["loss"] > CLEAR * d["loss_error"])
+    assert mark_of(BLUNDER + 1, (BLUNDER + 1) / CLEAR) is None and mark_of(BLUNDER + 1, 0.1) == "blunder"
+    assert mark_of(BLUNDER + 1, None) is None and mark_of(BLUNDER + 1, 0.0) == "blunder"
+
+
+def test_an_evaluator_not_measured_on_the_set_up_says_so_and_marks_nothing(duo, duo_game, monkeypatch, capsys):
+    _, folder = duo
+    _, path = duo_game
+    monkeypatch.setenv("MIDNIGHT_SOLUTIONS", str(folder))
+    analysis = analyze_file(path, 2, evaluator="search:budget=30")
+    assert any(d.loss >= MISTAKE for d in analysis.decisions)  # it would have been marked by size alone
+    assert all(d.mark is None for d in analysis.decisions)
+    assert all(d.loss_error is None for d in analysis.decisions if not d.forced)
+    accuracy = analysis.as_dict()["evaluator"]["accuracy"]
+    assert accuracy["measured"] is False and accuracy["about"].startswith("not measured") and "stages" not in accuracy
+    assert all(s["inaccuracies"] == s["mistakes"] == s["blunders"] == 0 for s in analysis.seats())
+    text = format_analysis(analysis)
+    assert "accuracy: not measured" in text and "nothing is marked" in text
+    assert main(["analyze", str(path), "--line", "2", "--evaluator", "search:budget=30", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["evaluator"]["accuracy"]["measured"] is False
+    assert all(d["loss_error"] is None and d["mark"] is None for d in data["decisions"] if not d["forced"])
+
+
+def test_the_placement_book_values_the_first_guest_of_a_set_up_it_covers(tmp_path, capsys):
+    book = load_book()["midnight_party_2p"]
+    engine = Engine("midnight_party", 2)
+    rec = play_batch(engine, [make_agent("random")], np.zeros((1, 2), np.int64), [4], record=True).records[0]
+    analysis = analyze_record(rec, evaluator="value-midnight_party-2p")
+    first, *rest = analysis.decisions
+    assert first.seat == 0 and first.stage == "placement" and first.book is not None
+    assert all(d.book is None for d in rest)  # the book values seat 0's first guest only
+    square = int(first.chosen[1:])
+    assert first.book["chosen"] == {"square": first.chosen, "value": pytest.approx(book["values"][square], abs=1e-4),
+                                    "half_width": pytest.approx(book["half_widths"][square], abs=1e-4),
+                                    "rollouts": book["rollouts"][square]}
+    best = first.book["best"]
+    assert best["square"] == f"g{book['best']}"
+    assert best["value"] == pytest.approx(book["values"][book["best"]], abs=1e-4)
+    assert best["half_width"] > 0 and best["rollouts"] == book["rollouts"][book["best"]]
+    assert first.book["best_over_runner_up"]["runner_up"] == f"g{book['runner_up']}"
+    assert analysis.as_dict()["decisions"][0]["book"] == first.book
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    assert main(["analyze", str(path), "--evaluator", "value-midnight_party-2p"]) == 0
+    out = capsys.readouterr().out
+    assert f"placement book, decision 1 (seat 0's first guest, margin): chosen {first.chosen} " in out
+    assert f"best g{book['best']} {book['values'][book['best']]:+.2f} ± {book['half_widths'][book['best']]:.2f}" in out
+    # a set-up the book does not cover: no book values
+    small = Engine("midnight_party", 2, **SMALL)
+    rec = play_batch(small, [make_agent("random")], np.zeros((1, 2), np.int64), [4], record=True).records[0]
+    assert all(d.book is None for d in analyze_record(rec, evaluator="search:budget=10").decisions)

@@ -95,6 +95,11 @@ def test_rollout_values_share_their_dice_across_choices():
     assert np.isfinite(means[legal]).all() and np.isnan(means[~legal]).all() and (halves[legal] >= 0).all()
     again, _ = script.rollout_values(engine, champion, position, 8, seed=11)
     np.testing.assert_array_equal(means, again)  # a seed fixes the rollouts
+    # the truth in an evaluator's own units: a champion that weighs only its own points is measured by them
+    legal, margin = script.rollout_margins(engine, champion, position, 8, 11)
+    _, own = script.rollout_margins(engine, champion, position, 8, 11, others=0.0)
+    np.testing.assert_array_equal(legal, np.flatnonzero(position.legal[0]))
+    assert (own <= 0).all() and (margin >= own).all()  # minus its own points; the margin adds the others' mean
 
 
 def test_analyze_judges_the_opening_by_the_placement_network_and_says_how_accurate_it_is(tmp_path):
@@ -102,6 +107,42 @@ def test_analyze_judges_the_opening_by_the_placement_network_and_says_how_accura
 
     two = evaluator_for(Engine("midnight_party", 2))
     assert two.spec == "value-midnight_party-2p:budget=1500,placement=shipped"
-    assert two.accuracy.startswith("measured against 64 champion rollouts")
-    four = evaluator_for(Engine("midnight_party", 4))
-    assert "placement" not in four.spec and four.accuracy.startswith("not measured")
+    assert two.accuracy.startswith("measured against") and two.measured is not None
+    three = evaluator_for(Engine("midnight_party", 3))
+    assert "placement" not in three.spec and three.accuracy.startswith("not measured") and three.measured is None
+
+
+def test_a_loss_is_judged_against_the_rollouts_difference_of_the_same_two_choices():
+    script = _script()
+    rng = np.random.default_rng(0)
+    margin = rng.normal(0, 3, (4, 50)) + np.array([[2.0], [0.0], [-1.0], [0.5]])
+    legal = np.array([3, 5, 8, 9])
+    values = np.full(12, np.nan)
+    values[legal] = margin.mean(axis=1)  # the rollouts' own means: no error at all
+    row = script.judged_row(values, legal, margin)
+    assert np.allclose(row["loss_error"], 0) and np.allclose(row["error"], 0) and len(row["loss"]) == 3
+    values[legal[1:]] -= 1.0  # every choice but the best one point worse: each loss one point too big
+    row = script.judged_row(values, legal, margin)
+    assert np.allclose(row["loss_error"], 1.0) and all(n > 0 for n in row["loss_noise"])
+    acc = script.loss_accuracy([{"e": row}, {"e": row}], "e")
+    assert acc["positions"] == 2 and acc["pairs"] == 6 and acc["bias"] == pytest.approx(1.0)
+    noise = float(np.mean(row["loss_noise"]))
+    assert acc["rmse_without_noise"] == pytest.approx(np.sqrt(1.0 - noise))  # the rollouts' noise taken out
+    assert acc["rmse_upper95"] == pytest.approx(acc["rmse_without_noise"])  # two equal positions: no spread
+
+
+def test_truth_measures_a_four_player_set_up_by_stage(tmp_path):
+    import argparse
+    import json
+
+    script = _script()
+    args = argparse.Namespace(command="truth", variant="midnight_party", players=4, placement=None, budget=0,
+                              positions=1, rollouts=4, source_games=2, seed=3, max_cpu_seconds=None,
+                              out=str(tmp_path / "truth.json"))
+    out = script.truth(args)
+    assert json.loads((tmp_path / "truth.json").read_text())["summary"] == out["summary"]
+    default = "analyze default (value-midnight_party-4p:budget=1500)"
+    assert {r["phase"] for r in out["rows"]} == {"placement", "early", "middle", "late"}
+    for phase in ("placement", "early", "middle", "late", "all"):
+        loss = out["summary"][f"{default}/{phase}"]["loss"]
+        assert loss["positions"] >= 1 and loss["pairs"] >= 1 and loss["rmse_upper95"] >= loss["rmse_without_noise"]

@@ -196,6 +196,14 @@ def test_a_game_is_analysed_decision_by_decision_beside_its_view(client, classic
         assert d["chosen"] == ev["a"] and d["loss"] >= 0
         assert d["forced"] or (set(d["values"]) == set(ev["legal"]) and d["best"] in ev["legal"])
     assert any(d["loss"] > 0 for d in analysis["decisions"])  # random play loses points somewhere
+    # the search is not measured on this set-up: no error, nothing marked, and the page is told so
+    accuracy = analysis["evaluator"]["accuracy"]
+    assert accuracy["measured"] is False and accuracy["about"].startswith("not measured") and accuracy["rule"]
+    assert all(d["mark"] is None and (d["forced"] or d["loss_error"] is None) for d in analysis["decisions"])
+    # the placement book covers midnight_party with two players: seat 0's first guest carries its values
+    first = analysis["decisions"][0]
+    assert first["book"]["chosen"]["square"] == first["chosen"] and first["book"]["best"]["half_width"] > 0
+    assert all(d["book"] is None for d in analysis["decisions"][1:])
 
 
 @pytest.mark.parametrize("params,status,why", [

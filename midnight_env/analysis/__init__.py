@@ -3,9 +3,11 @@
 from midnight_env.analysis.judge import (
     BLUNDER,
     CHAMPION_BUDGET,
+    CLEAR,
     FORMAT,
     INACCURACY,
     MARKS,
+    MEASURED_ACCURACY,
     MISTAKE,
     AnalysisError,
     Evaluator,
@@ -18,5 +20,6 @@ from midnight_env.analysis.judge import (
     mark_of,
 )
 
-__all__ = ["BLUNDER", "CHAMPION_BUDGET", "FORMAT", "INACCURACY", "MARKS", "MISTAKE", "AnalysisError", "Evaluator",
-           "GameAnalysis", "Judged", "analyze_file", "analyze_record", "evaluator_for", "format_analysis", "mark_of"]
+__all__ = ["BLUNDER", "CHAMPION_BUDGET", "CLEAR", "FORMAT", "INACCURACY", "MARKS", "MEASURED_ACCURACY", "MISTAKE",
+           "AnalysisError", "Evaluator", "GameAnalysis", "Judged", "analyze_file", "analyze_record", "evaluator_for",
+           "format_analysis", "mark_of"]

@@ -333,6 +333,8 @@
   // the analysis (api/analysis): every decision judged, the loss of the one shown and the better move
   const MARK_SYMBOLS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
   const signed = (v) => (v >= 0 ? "+" : "") + v.toFixed(2);
+  // a loss with its error (the evaluator's measured error of a loss in that stage; none where not measured)
+  const lossText = (d) => d.loss.toFixed(2) + (d.loss_error === null ? "" : ` \u00b1 ${d.loss_error.toFixed(2)}`);
 
   function resetAnalysis() {
     watch.analysis = null;
@@ -362,7 +364,9 @@
     watch.analysis = { data, byEvent: new Map(data.decisions.map((d) => [d.event, d])) };
     const status = $("analysis-status");
     status.textContent = `by ${data.evaluator.spec}: ${data.decisions.length} decisions judged in ${data.seconds} s`;
-    status.title = `${data.evaluator.about}. A value is ${data.evaluator.values}; a loss is the best value minus the chosen one's. Accuracy: ${data.evaluator.accuracy}.`;
+    const accuracy = data.evaluator.accuracy;
+    status.title = `${data.evaluator.about}. A value is ${data.evaluator.values}; a loss is the best value minus the chosen one's, \u00b1 its error. Accuracy: ${accuracy.about}. Marks: ${accuracy.rule}.`;
+    if (!accuracy.measured) status.append(" \u2014 accuracy not measured: nothing marked");
     const seats = $("analysis-seats");
     seats.replaceChildren(el("tr", {}, el("th"), el("th", { text: "seat" }), el("th", { text: "points lost" }),
       el("th", { text: "?!" , title: "inaccuracies" }), el("th", { text: "?", title: "mistakes" }),
@@ -374,7 +378,7 @@
     seats.hidden = false;
     for (const d of data.decisions) {
       const li = $("event-log").querySelector(`li[data-k="${d.event}"]`);
-      if (li && d.mark) li.append(el("span", { class: `mark ${d.mark}`, text: MARK_SYMBOLS[d.mark], title: `${d.mark}: loses ${d.loss.toFixed(2)} points` }));
+      if (li && d.mark) li.append(el("span", { class: `mark ${d.mark}`, text: MARK_SYMBOLS[d.mark], title: `${d.mark}: loses ${lossText(d)} points` }));
     }
     showStep(watch.k);
   }
@@ -391,10 +395,18 @@
     else if (d.loss === 0) box.replaceChildren(`The best choice (value ${signed(d.best_value)} points).`);
     else {
       const mark = d.mark ? ` \u2014 ${MARK_SYMBOLS[d.mark]} ${d.mark}` : "";
-      box.replaceChildren(el("b", { text: `Loses ${d.loss.toFixed(2)} points${mark}.` }), " Better: ",
+      const unclear = d.mark || d.loss < watch.analysis.data.thresholds.inaccuracy ? ""
+        : d.loss_error === null ? " Not marked: the evaluator's error is not measured here."
+        : ` Not marked: within ${watch.analysis.data.marking.clear} \u00d7 its error.`;
+      box.replaceChildren(el("b", { text: `Loses ${lossText(d)} points${mark}.` }), unclear, " Better: ",
         el("span", { class: "better", text: notation(d.best) }),
         ` (value ${signed(d.best_value)}, the choice made ${signed(d.chosen_value)}), drawn in green.`);
       watch.board.markOne(d.best, "better");
+    }
+    if (d.book) {
+      const b = d.book, one = (x) => `${notation(x.square)} ${signed(x.value)} \u00b1 ${x.half_width.toFixed(2)}`;
+      box.append(el("br"), el("span", { class: "book", title: b.about,
+        text: `Placement book: the choice made ${one(b.chosen)}, the best ${one(b.best)} (95 %).` }));
     }
     box.hidden = false;
   }
