@@ -3,6 +3,7 @@ seats them): the entry point ``midnight_agents`` of pyproject.toml names this li
 
 from __future__ import annotations
 
+from midnight_agents.card import CardAgent
 from midnight_agents.expert import ExpertAgent
 from midnight_agents.openspiel import MCTSAgent
 from midnight_agents.optimal import OptimalAgent
@@ -14,7 +15,7 @@ from midnight_env.arena.registry import AgentInfo
 
 BUILTIN_AGENTS = [AgentInfo(cls.name, cls, cls.description)
                   for cls in (RandomAgent, RunnerAgent, CowardAgent, GreenHunterAgent, PlacerAgent, ExpertAgent,
-                              SearchAgent, PPOAgent, OptimalAgent, ValueAgent)]
+                              CardAgent, SearchAgent, PPOAgent, OptimalAgent, ValueAgent)]
 BUILTIN_AGENTS += SHIPPED_AGENTS + SHIPPED_VALUE_AGENTS
 # the shipped trained agents, strongest kind first: where both kinds fit a game the value network
 # beat the PPO policy in every strong-field tournament (LEADERBOARD.md)

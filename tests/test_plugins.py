@@ -218,7 +218,7 @@ def test_every_documented_spec_is_accepted_on_every_command(tmp_path, capsys):
 def test_midnight_agents_lists_the_built_in_agents_in_order(capsys):
     assert main(["agents"]) == 0
     names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()]
-    assert names[:8] == ["random", "runner", "coward", "green_hunter", "placer", "expert", "search", "ppo"]
+    assert names[:9] == ["random", "runner", "coward", "green_hunter", "placer", "expert", "card", "search", "ppo"]
     assert {"ppo-midnight_party-4p", "ppo-hidden_castle-4p"} <= set(names)
 
 

@@ -460,7 +460,7 @@ def test_all_takes_every_agent_that_can_play_the_game(monkeypatch, tmp_path):
     # (agents other tests registered in this process, or plugins installed, may follow)
     built_in = {info.name for info in agent_infos() if info.source == DISTRIBUTION}
     assert [a for a in config.agents if a in built_in] == (
-        ["random", "runner", "coward", "green_hunter", "placer", "expert", "search", "ppo-hidden_castle-4p",
+        ["random", "runner", "coward", "green_hunter", "placer", "expert", "card", "search", "ppo-hidden_castle-4p",
          "value-hidden_castle-4p"] + ["openspiel_mcts"] * HAS_OPENSPIEL)
     left = dict(config.left_out)
     assert left["value-midnight_party-4p"] == "it plays midnight_party 4 players"
