@@ -10,7 +10,7 @@ by paired rollouts with successive halving; ``half_widths[s]`` is its 95 % norma
 ``rollouts[s]`` the rollouts behind it, ``best`` the better of the two squares of the last round.
 ``experiments/placement_book.py`` writes it to
 ``docs/placement_book.json``; the package ships a copy beside the models
-(``models/placement/placement_book.json``, tests/test_book.py checks that the two are equal), so
+(``models/placement/placement_book.json``, tests/agents/test_book.py checks that the two are equal), so
 an installed package finds it without the docs.
 
 The champions play it with ``value-<variant>-<N>p:book=shipped`` (:class:`midnight_agents.value.ValueAgent`).

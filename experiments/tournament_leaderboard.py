@@ -281,7 +281,7 @@ def write_markdown(args: Args) -> Path:
              "one ply and inside the search, count as one player).", "",
              f"Produced by `python experiments/tournament_leaderboard.py --out {args.out}`, which runs the "
              "commands below (each with `--resume`, so an interrupted run continues), every table from a "
-             "committed tree (its code hash; `tests/test_documents.py` refuses one with uncommitted changes).",
+             "committed tree (its code hash; `tests/project/test_documents.py` refuses one with uncommitted changes).",
              "", INTRO, "",
              f"Trained champions shipped: {', '.join(shipped) or 'none'}."
              + (f" **No trained champion yet** for {', '.join(missing)}: those set-ups have the full field only."

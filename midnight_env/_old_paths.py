@@ -4,7 +4,7 @@ Until 0.1.0 every module lay in ``midnight_env/`` itself; ``from midnight_env.re
 read_records`` and the Gymnasium id ``"midnight_env.registration:midnight_env/HiddenCastle-v0"``
 still work: the old name imports the module at its new place and is the same module object
 (one module, one set of kernels, classes that pickle by their new names). Code of this package
-never uses these names (tests/test_architecture.py checks it).
+never uses these names (tests/project/test_layout.py checks it).
 """
 
 from __future__ import annotations

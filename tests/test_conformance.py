@@ -3,7 +3,7 @@ shared/conformance/records.jsonl written by an independent implementation of doc
 corrupted record is rejected with a RecordError naming the line and the event.
 
 The records travel with the repository, so a clone without ``../shared`` runs every test here;
-tests/test_shared_copies.py checks the copy against ``../shared`` where that folder exists."""
+tests/core/test_shared_copies.py checks the copy against ``../shared`` where that folder exists."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ TINY_CASTLE = {"name": "tiny castle", "gallery_squares": 6, "arrow_square": 0,
 TINY_PLAIN_CASTLE = {**TINY_CASTLE, "name": "tiny plain castle",
                      "rooms": [{"door": d, "kind": "plain"} for d in (1, 3, 4)]}
 # six squares, a plain room at every one, one landing worth 5: small enough to solve by hand
-# (tests/test_solve.py works its values out). Placed on 3, 4 or 5, a guest waits (passing) for
+# (tests/solve/test_solve.py works its values out). Placed on 3, 4 or 5, a guest waits (passing) for
 # Hugo's first move (he steps onto 0, 1, 2 and the rooms open); then a number takes it into a
 # room (0 points), unless Hugo's next move (onto 3, 4, 5) comes first and captures it: 5 points
 # with probability 1/3
