@@ -4,7 +4,7 @@ allowed::
 
     seed -1 is out of range: allowed are integers 0..4294967295
     players 2.5 is not a whole number: allowed are 1..8
-    variant 'chess' is not one of the choices: allowed are midnight_party, hidden_castle
+    variant 'chess' is not allowed: allowed are midnight_party, hidden_castle
 
 The caller names the value as the user wrote it (``--seed``, ``seed=``, ``players``) and the
 exception type its layer raises (UsageError for a flag, ConfigFileError for a setting, WebError
@@ -121,7 +121,7 @@ def choice(name: str, value: Any, options: Iterable[Any], *, error: Raiser = Val
     """``value`` if it is one of ``options``, else ``error`` naming it and listing the options."""
     options = list(options)
     if value not in options:
-        raise error(f"{given(name, value)} is not one of the choices: allowed are "
+        raise error(f"{given(name, value)} is not allowed: allowed are "
                     f"{', '.join(str(option) for option in options)}")
     return value
 

@@ -61,7 +61,7 @@ def test_choice_lists_the_options():
     assert checks.choice("variant", "hidden_castle", ["midnight_party", "hidden_castle"]) == "hidden_castle"
     with pytest.raises(ValueError) as refused:
         checks.choice("variant", "chess", ["midnight_party", "hidden_castle"])
-    assert str(refused.value) == "variant 'chess' is not one of the choices: allowed are midnight_party, hidden_castle"
+    assert str(refused.value) == "variant 'chess' is not allowed: allowed are midnight_party, hidden_castle"
 
 
 def test_path_kinds_and_folder_bounds(tmp_path):

@@ -320,7 +320,7 @@ def test_midnight_train_runs_maskable_ppo_from_a_config(tmp_path, capsys):
     assert main(["train", "--config", str(tmp_path / "nowhere.yaml")]) == 2
     assert "nowhere.yaml does not exist" in capsys.readouterr().err
     assert main(["train", "--algo", "maskable_ppo", "--override", "reward=speed", "--run-dir", str(tmp_path)]) == 2
-    assert "reward='speed' is not one of the choices: allowed are points, rank" in capsys.readouterr().err
+    assert "reward='speed' is not allowed: allowed are points, rank" in capsys.readouterr().err
     assert main(["train", "--override", "reward=speed", "--run-dir", str(tmp_path)]) == 2  # native has no reward
     assert "unknown setting 'reward'" in capsys.readouterr().err
 
