@@ -286,7 +286,7 @@ def drop_rules(card: Card, drop) -> Card:
             card = card.without(RULE_NAMES[int(part) - 1])
         elif part in RULE_NAMES:
             card = card.without(part)
-        else:
+        else:  # by hand: one message for the whole option (numbers or names joined by '+')
             raise CardError(f"card option drop={drop!r} is not allowed: allowed are the rule numbers 1-{len(RULES)} "
                             f"or names ({', '.join(RULE_NAMES)}), several joined by '+'")
     return card

@@ -35,6 +35,7 @@ from midnight_env.core.config import CASTLE_POINTS_LIMIT, CLOCK_END
 from midnight_env.core.dice import DIE_FACES, HUGO_PROBABILITY, NUMBER_PROBABILITY, NUMBERS
 from midnight_env.core.rules import entry_steps, hugo_square, may_enter, walk_start, walk_target
 from midnight_env.core.state import MOVE, OVER, PLACE
+from midnight_env.infra import checks
 
 MAX_CYCLES = 6  # turn cycles the capture risk looks ahead, at most
 _MAX_ROLLS = (MAX_CYCLES + 1) * 8 + 1  # binomial table size: rolls looked ahead
@@ -95,8 +96,7 @@ def weights_from(options: dict) -> Weights:
         if key not in names:
             raise TypeError(f"unknown option {key!r}: allowed are the agent's own and the evaluation "
                              f"weights {', '.join(names)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"option {key}={value!r} is not allowed: allowed are numbers")
+        checks.number(f"option {key}=", value)
     return Weights(**{k: float(v) for k, v in options.items()}) if options else DEFAULT_WEIGHTS
 
 

@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from midnight_env.infra import checks
+
 MODEL_FORMAT = "midnight-ppo/1"  # a policy network (and its PPO value head)
 VALUE_FORMAT = "midnight-value/1"  # an afterstate value network: every player's points still to come
 FORMATS = (MODEL_FORMAT, VALUE_FORMAT)
@@ -219,11 +221,9 @@ class ValueModel(Model):
         if width != meta.get("observation_size") or outputs != meta.get("num_players"):
             raise ModelError(f"model {source}: its network reads {width} inputs and judges {outputs} players, "
                              f"its metadata says {meta.get('observation_size')} and {meta.get('num_players')}")
-        scale = meta.get("points_scale")
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-            raise ModelError(f"model {source}: points_scale {scale!r} is not allowed: allowed are numbers > 0")
-        self.points_scale = float(scale)
-        play = meta.get("play", {})
+        self.points_scale = checks.number(f"model {source}: points_scale", meta.get("points_scale"), 0,
+                                          low_open=True, error=ModelError)
+        play = meta.get("play", {})  # by hand: one message for the mapping, its keys and its values
         if not isinstance(play, dict) or set(play) - set(PLAY_OPTIONS) or any(
                 isinstance(v, bool) or not isinstance(v, (int, float)) for v in play.values()):
             raise ModelError(f"model {source}: play {play!r} is not allowed: allowed are numbers for "

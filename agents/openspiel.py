@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from midnight_env.arena.agent import Agent, Decisions
+from midnight_env.infra import checks
 
 
 def _openspiel():
@@ -80,12 +81,9 @@ class MCTSAgent(OpenSpielAgent):
                    "rollouts, uct_c; open_spiel package)")
 
     def __init__(self, simulations: int = 100, rollouts: int = 1, uct_c: float = 2.0):
-        for option, value, low in (("simulations", simulations, 1), ("rollouts", rollouts, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"openspiel_mcts option {option}={value!r} is not allowed: allowed are integers "
-                                 f">= {low}")
-        if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or not uct_c > 0:
-            raise ValueError(f"openspiel_mcts option uct_c={uct_c!r} is not allowed: allowed are numbers > 0")
+        for option, value in (("simulations", simulations), ("rollouts", rollouts)):
+            checks.integer(f"openspiel_mcts option {option}=", value, 1)
+        checks.number("openspiel_mcts option uct_c=", uct_c, 0, low_open=True)
         _openspiel()  # a clear ImportError first
         from open_spiel.python.algorithms import mcts
 

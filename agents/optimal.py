@@ -18,6 +18,7 @@ import numpy as np
 from midnight_env.arena.agent import Agent, Decisions
 from midnight_env.core.config import setup_words
 from midnight_env.core.engine import Engine
+from midnight_env.infra import checks
 from midnight_env.solve.solution import (
     OBJECTIVES,
     Solution,
@@ -46,9 +47,8 @@ class OptimalAgent(Agent):
         return f"the saved solutions in {folder}: " + "; ".join(found)
 
     def __init__(self, path: str | Path | None = None, objective: str | None = None):
-        if objective is not None and objective not in OBJECTIVES:
-            raise ValueError(f"optimal option objective={objective!r} is not allowed: allowed are "
-                             f"{', '.join(OBJECTIVES)}")
+        if objective is not None:
+            checks.choice("optimal option objective=", objective, OBJECTIVES)
         self.objective = objective
         self.solution: Solution | None = load_solution(path) if path is not None else None
         if self.solution is not None and objective is not None and self.solution.objective != objective:

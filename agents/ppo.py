@@ -54,6 +54,7 @@ class PPOAgent(Agent):
     plays = "the set-up of its model file (ppo:path=FILE.npz)"
 
     def __init__(self, path: str | Path | None = None, sample: bool = False, model: PolicyModel | None = None):
+        # by hand: a bool by type (checks.choice would take 1 and 0, equal to True and False)
         if isinstance(sample, str) or not isinstance(sample, (bool, np.bool_)):
             raise ModelError(f"ppo option sample={sample!r} is not allowed: allowed are true, false")
         if (path is None) == (model is None):

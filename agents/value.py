@@ -42,6 +42,7 @@ from midnight_env.core.dice import mix64
 from midnight_env.core.engine import Engine
 from midnight_env.core.observation import encode_observations
 from midnight_env.core.state import OVER, PLACE, GameState
+from midnight_env.infra import checks
 
 
 def relative_points(engine: Engine, state: GameState, seats: np.ndarray) -> np.ndarray:
@@ -113,16 +114,13 @@ class ValueAgent(SearchAgent):
                  placement: str | Path | ValueModel | None = None, book: str | Path | None = None):
         if (path is None) == (model is None):
             raise ModelError("a value agent needs its model file: value:path=FILE.npz")
-        if budget < 0:
-            raise ValueError(f"value option budget={budget!r} is not allowed: allowed are 0 (one ply) or more")
+        checks.integer("value option budget=", budget, 0, allowed="0 (one ply) or more")
         super().__init__(budget=max(int(budget), 1), turns=turns)
         self.budget = int(budget)
         self.model = model if model is not None else load_value_model(path)
         if others is None:  # the model's own default (the ``play`` of its metadata), else the margin
             others = self.model.meta.get("play", {}).get("others", 1.0)
-        if isinstance(others, bool) or not isinstance(others, (int, float)):
-            raise ValueError(f"value option others={others!r} is not allowed: allowed are numbers")
-        self.others = float(others)
+        self.others = checks.number("value option others=", others)
         self.name = self.model.name
         if isinstance(opponent, str):  # a spec (its options without commas: they separate this agent's)
             from midnight_env.arena.registry import make_agent

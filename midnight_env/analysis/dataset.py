@@ -48,6 +48,7 @@ from midnight_env.core.config import setup_words
 from midnight_env.core.engine import ENGINE_VERSION, Engine
 from midnight_env.core.observation import encode_observations, observation_names
 from midnight_env.core.state import MOVE, PHASE_NAMES, PLACE
+from midnight_env.infra import checks
 from midnight_env.infra.provenance import code_commit
 from midnight_env.solve.optimal_play import optimal_visits
 from midnight_env.solve.setups import SET_UPS
@@ -98,9 +99,7 @@ def solved_set_ups() -> list[str]:
 
 
 def check_set_up(name: str) -> str:
-    if name not in solved_set_ups():
-        raise DatasetError(f"--set-up {name!r} is not allowed: allowed are {', '.join(solved_set_ups())}")
-    return name
+    return checks.choice("--set-up", name, solved_set_ups(), error=DatasetError)
 
 
 def champions() -> list[str]:
@@ -332,8 +331,7 @@ def export_selfplay(variant: str, players: int, games: int, out: str | Path, see
     decision with 2+ legal actions, every action valued by the default evaluator (module docstring)."""
     started = time.perf_counter()
     out = check_out(out)
-    if isinstance(games, bool) or int(games) < 1:
-        raise DatasetError(f"--games {games} is out of range: allowed are 1 or more")
+    games = checks.integer("--games", games, 1, error=DatasetError)
     engine, champion = selfplay_engine(variant, players)
     say = progress or (lambda line: None)
     judge = evaluator_for(engine)

@@ -60,6 +60,7 @@ from midnight_env.core.dice import FACES_BY_NAME, agent_streams
 from midnight_env.core.engine import Engine
 from midnight_env.core.records import RecordError, engine_for_record, read_lines, replay_record
 from midnight_env.core.state import PHASE_NAMES, PLACE, GameState
+from midnight_env.infra import checks
 from midnight_env.solve.solution import Solution, booked_points, find_solution, load_solution
 
 FORMAT = "midnight-analysis/1"
@@ -633,8 +634,8 @@ def analyze_file(path: str | Path, line: int | None = None, evaluator: str | Non
                  folder: str | Path | None = None) -> GameAnalysis:
     """Judge the game on line ``line`` (default: the first record) of a record file; RecordError
     naming the file and line that holds no game (not JSON, not a record, no such line)."""
-    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
-        raise AnalysisError(f"line {line!r} is out of range: allowed are 1 or more")
+    if line is not None:
+        line = checks.integer("line", line, 1, error=AnalysisError)
     found, last = None, None
     for number, rec in read_lines(path):
         if line is None or number == line:

@@ -275,7 +275,7 @@ def _check_options(info: AgentInfo, options: dict[str, Any], spec: str) -> None:
               else isinstance(value, int) and not isinstance(value, bool) if isinstance(default, int)
               else isinstance(value, (int, float)) and not isinstance(value, bool) if isinstance(default, float)
               else isinstance(value, type(default)))
-        if not ok:
+        if not ok:  # by hand: a type judged by the parameter's default, any of bool, int, float, str
             kind = {bool: "true or false", int: "integers", float: "numbers", str: "text"}.get(type(default),
                                                                                           type(default).__name__)
             raise AgentError(f"agent {spec!r}: option {key}={value!r} is not allowed: allowed are {kind}")

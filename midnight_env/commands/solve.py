@@ -92,8 +92,7 @@ def _progress(enabled: bool):
 
 def run(args: argparse.Namespace) -> int:
     options = parse_set_options(args.options, args.variant)
-    if args.objective not in OBJECTIVES:
-        raise UsageError(f"--objective {args.objective!r} is not allowed: allowed are {', '.join(OBJECTIVES)}")
+    checks.choice("--objective", args.objective, OBJECTIVES, error=UsageError)
     if args.max_states is not None:
         check_count("--max-states", args.max_states)
     check_count("--games", args.games, least=0)
@@ -130,11 +129,11 @@ def run(args: argparse.Namespace) -> int:
         response = best_response(solution, responder, args.seat, responders=others)
         if args.out:
             response_saved = str(response.solution.save(args.out))
-    checks = {}
+    verified = {}
     if args.check:
         from midnight_env.solve.check import check_bellman, check_games, check_transitions
 
-        checks = {"transitions": check_transitions(solution), "games": check_games(solution),
+        verified = {"transitions": check_transitions(solution), "games": check_games(solution),
                   "bellman": check_bellman(solution)}
     rows = []
     if specs:
@@ -145,8 +144,8 @@ def run(args: argparse.Namespace) -> int:
         out = {k: v for k, v in meta.items() if k not in ("key_layout", "format")}
         if saved:
             out["saved"] = saved
-        if checks:
-            out["checks"] = checks
+        if verified:
+            out["checks"] = verified
         if rows:
             out["regret"] = [{"agent": r.agent, "value": r.value, "regret": r.regret, "decisions": r.decisions,
                               "tied": r.tied, **({"played": r.played[0], "played_95": r.played[1]}
@@ -155,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             out.update(best_response_json(response, response_saved))
         print(json.dumps(out))
         return 0
-    print_table(solution, saved, checks, rows)
+    print_table(solution, saved, verified, rows)
     if response is not None:
         print_best_response(response, response_saved)
     return 0

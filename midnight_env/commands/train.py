@@ -12,6 +12,7 @@ import argparse
 import importlib
 
 from midnight_env.commands.common import UsageError, check_count, parse_overrides
+from midnight_env.infra import checks
 from midnight_env.training.args import check_seed_below
 from midnight_env.training.trainer import Trainer
 
@@ -47,8 +48,7 @@ def add_train_arguments(p: argparse.ArgumentParser, algo: str = DEFAULT_ALGORITH
 
 def trainer(algo: str) -> Trainer:
     """The training module of ``--algo``; UsageError when the train extra is not installed."""
-    if algo not in ALGORITHMS:
-        raise UsageError(f"--algo {algo!r} is not allowed: allowed are {', '.join(ALGORITHMS)}")
+    checks.choice("--algo", algo, ALGORITHMS, error=UsageError)
     try:
         return importlib.import_module(ALGORITHMS[algo])
     except ImportError as err:  # pragma: no cover - depends on the installed extras

@@ -166,10 +166,8 @@ def make_config(variant: str = "midnight_party", num_players: int = 4, board: st
     if variant == "midnight_party":
         resolved["hugo_slow_from_players"] = _int_option(
             "hugo_slow_from_players", options.get("hugo_slow_from_players", 5), 1, 99)
-        pass_rule = options.get("pass_rule", "last_guest")
-        if pass_rule not in PASS_RULES:
-            raise ConfigError(f"option pass_rule={pass_rule!r} is not allowed: allowed are {', '.join(PASS_RULES)}")
-        resolved["pass_rule"] = pass_rule
+        resolved["pass_rule"] = checks.choice("option pass_rule=", options.get("pass_rule", "last_guest"), PASS_RULES,
+                                              error=ConfigError)
         rounds = options.get("rounds", 3)
         resolved["rounds"] = "players" if rounds == "players" else _int_option(
             "rounds", rounds, 1, 99, allowed="integers 1..99 or 'players' (as many rounds as players)")

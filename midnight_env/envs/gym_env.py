@@ -45,6 +45,7 @@ from midnight_env.core.observation import encode_observations, observation_layou
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
 from midnight_env.envs.env_common import EnvOptions, check_render_mode
+from midnight_env.infra import checks
 from midnight_env.infra.seeds import SEED_LIMIT, check_seed
 
 
@@ -84,9 +85,8 @@ def make_opponents(opponents: Any, num_players: int) -> list:
 def check_seat(seat: Any, num_players: int) -> int | str:
     if seat == "random":
         return seat
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players:
-        raise ConfigError(f"seat={seat!r} is not allowed: allowed are 0..{num_players - 1} or 'random'")
-    return int(seat)
+    return checks.integer("seat=", seat, 0, num_players - 1, allowed=f"0..{num_players - 1} or 'random'",
+                          error=ConfigError)
 
 
 class SingleAgentEnv(gymnasium.Env):

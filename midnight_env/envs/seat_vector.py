@@ -56,6 +56,7 @@ from midnight_env.core.engine import check_actions
 from midnight_env.core.observation import observation_layout
 from midnight_env.envs.gym_env import check_seat, make_opponents
 from midnight_env.envs.vector import VectorEnv
+from midnight_env.infra import checks
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -69,13 +70,9 @@ class SeatVectorEnv(gymnasium.vector.VectorEnv):
                  opponents: Sequence[Any] | str = ("random",), seat: int | str = 0, seed: int | None = None,
                  reward: str = "points", auto_forced: bool = False,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **options: Any):
-        try:
-            mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            mode = None
-        if mode not in AUTORESET_MODES:
-            raise ConfigError(f"autoreset_mode={autoreset_mode!r} is not allowed: allowed are "
-                              f"{', '.join(m.value for m in AUTORESET_MODES)}")
+        named = autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode
+        mode = AutoresetMode(checks.choice("autoreset_mode=", named, [m.value for m in AUTORESET_MODES],
+                                           error=ConfigError))
         # copy=False: every buffer the vector env hands out is read before its next step
         self.venv = VectorEnv(num_envs, variant, num_players, seed=seed, reward=reward, auto_forced=auto_forced,
                               copy=False, **options)

@@ -12,15 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from midnight_env.infra import checks
+
 SEED_LIMIT = 2**62  # seeds are 0..SEED_LIMIT-1
 SEED_RANGE = "integers 0..2**62-1"  # the allowed seeds in words, for error messages
 
 
 def check_seed(seed: Any, what: str = "seed") -> int:
     """``seed`` as a Python int, or ValueError naming it and the allowed range."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < SEED_LIMIT:
-        raise ValueError(f"{what} {seed!r} is not allowed: allowed are {SEED_RANGE}")
-    return int(seed)
+    return checks.integer(what, seed, 0, SEED_LIMIT - 1, allowed=SEED_RANGE)
 
 
 def check_seeds(seeds: Any, what: str = "seed") -> np.ndarray:
@@ -30,15 +30,14 @@ def check_seeds(seeds: Any, what: str = "seed") -> np.ndarray:
     if values.dtype == object or values.dtype.kind not in "iu":
         flat = values.reshape(-1)
         for k, seed in enumerate(flat.tolist()):
-            check_seed(seed, f"{what} {k}" if flat.size > 1 else what)
+            check_seed(seed, f"{what}[{k}]" if flat.size > 1 else what)
         if values.dtype.kind not in "iu" and flat.size:  # e.g. a float array of whole numbers
             raise ValueError(f"{what}s of dtype {values.dtype} are not allowed: allowed are {SEED_RANGE}")
     values = values.reshape(-1)
     bad = (values < 0) | (values >= SEED_LIMIT) if values.dtype.kind == "i" else values >= SEED_LIMIT
-    if bad.any():
+    if bad.any():  # the first seed outside, named by its place
         k = int(np.flatnonzero(bad)[0])
-        where = f" (at {k})" if values.size > 1 else ""
-        raise ValueError(f"{what} {int(values[k])}{where} is not allowed: allowed are {SEED_RANGE}")
+        check_seed(int(values[k]), f"{what}[{k}]" if values.size > 1 else what)
     return values.astype(np.int64)
 
 

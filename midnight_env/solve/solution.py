@@ -44,6 +44,7 @@ from midnight_env.core.board import ROOM_KINDS, Board, board_from_dict
 from midnight_env.core.config import GameConfig, make_config
 from midnight_env.core.engine import ENGINE_VERSION, Engine
 from midnight_env.core.state import MOVE, OVER, PLACE, ROLL, GameState, empty_state
+from midnight_env.infra import checks
 from midnight_env.solve.graph import (
     BAD_KEY,
     REWARD_DIFFERENCE,
@@ -100,8 +101,7 @@ def set_up_config(variant: str | GameConfig | Engine = "midnight_party", num_pla
 
 def check_set_up(config: GameConfig, objective: str) -> None:
     """SolveError unless the solver takes this set-up and objective."""
-    if objective not in OBJECTIVES:
-        raise SolveError(f"objective {objective!r} is not allowed: allowed are {', '.join(OBJECTIVES)}")
+    checks.choice("objective", objective, OBJECTIVES, error=SolveError)
     if config.num_players > 2:
         raise SolveError(f"the solver takes 1 or 2 players (solo against Hugo, or two players with few guests), "
                          f"got {config.num_players}")
@@ -546,8 +546,7 @@ def find_solution(engine: Engine, objective: str | None = None, folder: str | Pa
     folder = Path(folder) if folder is not None else solution_folder()
     if objective is None:
         objective = "points" if engine.num_players == 1 else "win"
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective {objective!r} is not allowed: allowed are {', '.join(OBJECTIVES)}")
+    checks.choice("objective", objective, OBJECTIVES)
     name = solution_name(engine.config, objective)
     path = folder / name
     if not (path / "solution.json").is_file():

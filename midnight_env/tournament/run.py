@@ -77,8 +77,7 @@ def run_tournament(config: TournamentConfig, games: int, db: str | Path = DEFAUL
 
     for name, value in (("games", games), ("batch_size", batch_size)):
         checks.integer(f"{name}=", value, 1, error=partial(TournamentError, parameter=name))
-    if backend not in BACKENDS:
-        raise TournamentError(f"backend={backend!r} is not allowed: allowed are {', '.join(BACKENDS)}", "backend")
+    checks.choice("backend=", backend, BACKENDS, error=partial(TournamentError, parameter="backend"))
     if workers is not None:
         checks.integer("workers=", workers, 1, error=partial(TournamentError, parameter="workers"))
     if backend == "local" and (address is not None or workers is not None):

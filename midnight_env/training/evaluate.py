@@ -16,6 +16,7 @@ import numpy as np
 from midnight_env.arena.agent import Agent
 from midnight_env.arena.play import play_batch
 from midnight_env.core.engine import Engine
+from midnight_env.infra import checks
 
 EVAL_OPPONENTS = ("expert", "coward", "green_hunter", "runner", "placer", "random")
 
@@ -51,8 +52,10 @@ def seat_lineups(num_players: int, field_size: int, deals: int, seats: Sequence[
     if others and field_size < 1:
         raise ValueError(f"{num_players} players need a field of at least one agent for the other seats")
     seats = list(range(num_players)) if seats is None else [int(r) for r in seats]
-    if not seats or any(not 0 <= r < num_players for r in seats):
-        raise ValueError(f"seats {seats} are out of range: allowed are 0 to {num_players - 1} ({num_players} players)")
+    if not seats:
+        raise ValueError(f"seats [] names no seat: allowed are one or more seats 0 to {num_players - 1} "
+                         f"({num_players} players)")
+    checks.integers("seat", seats, 0, num_players - 1, allowed=f"0 to {num_players - 1} ({num_players} players)")
     lineups = np.empty((deals * len(seats), num_players), np.int64)
     for d in range(deals):
         start = (d * others) % field_size if field_size > others else 0

@@ -17,6 +17,7 @@ import numpy as np
 
 from midnight_env.core.dice import seed_streams
 from midnight_env.core.state import GameState
+from midnight_env.infra import checks
 
 
 class Frontier:
@@ -24,8 +25,7 @@ class Frontier:
     often training games met it."""
 
     def __init__(self, capacity: int):
-        if capacity < 1:
-            raise ValueError(f"frontier capacity {capacity!r} is out of range: allowed are 1 or more positions")
+        checks.integer("frontier capacity", capacity, 1, allowed="1 or more positions")
         self.capacity = capacity
         self.index: dict[bytes, int] = {}  # position key (GameState.key: the dice excluded) -> row
         self.counts: list[int] = []

@@ -118,9 +118,11 @@ class Args(Settings):
         checks.choice("reward=", self.reward, ("points", "rank"), error=ConfigFileError)
         checks.choice("activation=", self.activation, ("tanh", "relu"), error=ConfigFileError)
         super().check()
-        if self.seat != "random" and not (str(self.seat).isdigit() and int(self.seat) < self.num_players):
-            raise ConfigFileError(f"seat={self.seat!r} is not allowed: allowed are 'random' or a seat number 0 to "
-                                  f"{self.num_players - 1} (num_players {self.num_players})")
+        if self.seat != "random":
+            seat = int(self.seat) if str(self.seat).removeprefix("-").isdigit() else self.seat  # a setting's text: "2"
+            checks.integer("seat=", seat, 0, self.num_players - 1, error=ConfigFileError,
+                           allowed=f"'random' or a seat number 0 to {self.num_players - 1} "
+                                   f"(num_players {self.num_players})")
         check_counts(self, 1, "total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size",
                      "snapshot_every", "eval_games")
         check_counts(self, 0, "eval_every", "checkpoint_every")

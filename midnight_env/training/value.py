@@ -245,7 +245,7 @@ class Args(Settings):
         check_numbers(self, 0.0, 1.0, "weight_average", high_open=True, why=" (0: no average)")
         check_numbers(self, 0.0, 1.0, "restarts", high_open=True,
                       why=" (some games must start at set-up to meet positions)")
-        if set(self.play) - set(PLAY_OPTIONS):
+        if set(self.play) - set(PLAY_OPTIONS):  # by hand: the message names the whole mapping, not one key
             raise ConfigFileError(f"play {self.play!r} is not allowed: allowed are {', '.join(PLAY_OPTIONS)}")
         checks.integer("init_member=", self.init_member, -1, error=ConfigFileError,
                        allowed="-1 (init_model is one network) or 0, 1, ... (a network of an ensemble)")

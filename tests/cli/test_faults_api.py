@@ -10,11 +10,11 @@ failed before its fix.
     guests (guests_per_player)`` (accepted, and left a game with no legal action), one message per
     field (dtype, shape, seats, roll, Hugo, clock, rounds, rolls, placing order, rooms, counts,
     points, legal mask), ``state.phase is read-only: ...`` for a state the engine cannot change.
-18. ``reset_games`` checks seeds with ``check_seeds`` as ``new_games`` does (``seed -7 is not
-    allowed: allowed are integers 0..2**62-1``; 1.7 and 2**63 likewise, the latter a bare
+18. ``reset_games`` checks seeds with ``check_seeds`` as ``new_games`` does (``seed -7 is out of
+    range: allowed are integers 0..2**62-1``; 1.7 and 2**63 likewise, the latter a bare
     OverflowError before) and game indices as integers (``game indices must be integers (0..1),
     got float64 [0.5]``).
-19. ``agent_streams`` checks seeds with ``check_seeds`` (``seed -1 is not allowed: ...``; 2**64 a
+19. ``agent_streams`` checks seeds with ``check_seeds`` (``seed -1 is out of range: ...``; 2**64 a
     bare OverflowError before).
 20. ``apply_roll`` takes integer faces only (``die faces must be integers (1, 2, 4, 5 or 0 for
     Hugo; -1 to skip a game), got float64 [1.5, 1.5, 1.5]...``; 1.5 was played as 1), with the
@@ -303,10 +303,10 @@ def test_check_false_skips_the_quick_check():
 
 
 @pytest.mark.parametrize("seed, message", [
-    (-7, "seed -7 is not allowed: allowed are integers 0..2**62-1"),
-    (1.7, "seed 1.7 is not allowed: allowed are integers 0..2**62-1"),
-    (2**63, "seed 9223372036854775808 is not allowed: allowed are integers 0..2**62-1"),
-    (2**64, "seed 18446744073709551616 is not allowed: allowed are integers 0..2**62-1"),
+    (-7, "seed -7 is out of range: allowed are integers 0..2**62-1"),
+    (1.7, "seed 1.7 is not a whole number: allowed are integers 0..2**62-1"),
+    (2**63, "seed 9223372036854775808 is out of range: allowed are integers 0..2**62-1"),
+    (2**64, "seed 18446744073709551616 is out of range: allowed are integers 0..2**62-1"),
 ])
 def test_reset_games_and_agent_streams_take_the_seeds_new_games_takes(seed, message):
     eng = Engine("midnight_party", 4)
@@ -333,8 +333,8 @@ def test_reset_games_takes_integer_game_indices():
 
 
 def test_agent_streams_take_seeds_of_any_integer_form_and_refuse_the_rest():
-    refused(lambda: agent_streams([True]), "seed True is not allowed: allowed are integers 0..2**62-1", ValueError)
-    refused(lambda: agent_streams(np.array([-1, 2])), "seed -1 (at 0) is not allowed: allowed are integers "
+    refused(lambda: agent_streams([True]), "seed True is not an integer: allowed are integers 0..2**62-1", ValueError)
+    refused(lambda: agent_streams(np.array([-1, 2])), "seed[0] -1 is out of range: allowed are integers "
             "0..2**62-1", ValueError)
     assert np.array_equal(agent_streams(range(3)), agent_streams(np.arange(3, dtype=np.uint8)))
     assert np.array_equal(agent_streams([0, 1, 2], stream=2), agent_streams(np.arange(3), stream=2))

@@ -18,7 +18,7 @@ exploit.json, no records. Each test here failed before its fix. The lines, as pr
   of range: allowed are 1 or more``; ``train --total-timesteps 0``: ``--total-timesteps 0 is out of
   range: allowed are 1 or more``; and the other counts and rates of every trainer, e.g.
   ``gamma=1.5 is out of range: allowed are numbers in [0, 1]``, ``learning_rate=-1.0 is out of
-  range: allowed are 0 or more``, ``seat='7' is not allowed: allowed are 'random' or a seat number 0
+  range: allowed are 0 or more``, ``seat=7 is out of range: allowed are 'random' or a seat number 0
   to 3 (num_players 4)``.
 - ``train --seed -1`` ("expected non-negative integer" before): ``--seed -1 is out of range: allowed
   are integers 0..999999999999 (native PPO's game seeds are seed*10**6 + game numbers, below
@@ -145,7 +145,7 @@ def test_an_override_nested_too_deeply_is_one_short_line(capsys, tmp_path):
     ("native", ["self_play=nan"], "self_play=nan is out of range"),
     ("maskable_ppo", ["gamma=2"], "gamma=2.0 is out of range: allowed are numbers in [0, 1]"),
     ("maskable_ppo", ["eval_games=0"], "eval_games=0 is out of range: allowed are 1 or more"),
-    ("maskable_ppo", ["seat=7"], "seat='7' is not allowed: allowed are 'random' or a seat number 0 to 3"),
+    ("maskable_ppo", ["seat=7"], "seat=7 is out of range: allowed are 'random' or a seat number 0 to 3"),
     ("rllib", ["gae_lambda=-0.5"], "gae_lambda=-0.5 is out of range: allowed are numbers in [0, 1]"),
     ("rllib", ["learning_rate=-1"], "learning_rate=-1.0 is out of range: allowed are 0 or more"),
     ("value", ["games_per_iteration=0"], "games_per_iteration=0 is out of range: allowed are 1 or more"),

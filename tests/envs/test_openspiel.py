@@ -147,7 +147,7 @@ def test_openspiel_mcts_plays_in_a_tournament_like_any_agent(pyspiel, tmp_path):
 
 
 def test_openspiel_agent_options_are_checked(pyspiel):
-    with pytest.raises(ValueError, match="simulations=0 is not allowed"):
+    with pytest.raises(ValueError, match="simulations=0 is out of range"):
         make_agent("openspiel_mcts:simulations=0")
     with pytest.raises(AgentError, match="unknown option 'depth'"):
         make_agent("openspiel_mcts:depth=2")

@@ -178,7 +178,7 @@ def test_seeds_reset_and_determinism():
     np.testing.assert_array_equal(info_d["seed"], [3, 1, 4])
     with pytest.raises(ValueError, match="got 2 seeds for 3 games"):
         a.reset(seed=[1, 2])
-    with pytest.raises(ValueError, match="seed -1 is not allowed"):
+    with pytest.raises(ValueError, match="seed -1 is out of range"):
         a.reset(seed=-1)
 
 
