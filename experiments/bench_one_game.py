@@ -18,6 +18,13 @@ what one core gives), with random legal play and games restarted:
 The old tree (default: ``git archive HEAD``) and this one run alternately in fresh processes,
 round after round, so that both see the same load; each figure is the median of the rounds.
 Prints a Markdown table with the ratios new / old.
+
+    PYTHONPATH=. python experiments/bench_one_game.py --parts      # where a decision of 2. goes, this tree
+
+``--parts`` times the pieces of the env loop one by one (the best of 5 each, microseconds per
+decision): the caller's part against a stub env, ``step()`` on replayed games against its
+compiled call alone and with its two fresh arrays, ``last()``, ``agent_iter``'s next, and per
+game ``reset`` and the end (the last step and every agent leaving).
 """
 
 from __future__ import annotations
@@ -158,6 +165,112 @@ def worker(seconds: float, spiel: bool) -> dict:
     return out
 
 
+def env_parts() -> None:
+    """``--parts``: the env loop's time per decision, piece by piece (microseconds, best of 5)."""
+    import timeit
+
+    import numpy as np
+
+    import midnight_env
+
+    env = midnight_env.env("midnight_party", 4)
+    games = []
+    for seed in range(20):
+        env.reset(seed=seed)
+        pick, actions = random.Random(seed).random, []
+        for _agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                break
+            legal = obs["action_mask"].nonzero()[0]
+            actions.append(int(legal[int(pick() * len(legal))]))
+            env.step(actions[-1])
+        games.append(actions)
+    per_game = statistics.mean(map(len, games))
+    env.reset(seed=0)
+    for a in games[0][:30]:
+        env.step(a)
+    seen = env.last()
+
+    class Stub:  # the caller's part of the loop: last() and step() cost a call and nothing more
+        def last(self):
+            return seen
+
+        def step(self, action):
+            pass
+
+    def caller(n: int = 100_000) -> float:
+        stub, pick = Stub(), random.Random(0).random
+        start = time.perf_counter()
+        for _ in range(n):
+            obs, reward, terminated, truncated, info = stub.last()
+            if terminated or truncated:
+                stub.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            stub.step(int(legal[int(pick() * len(legal))]))
+        return (time.perf_counter() - start) / n
+
+    def replay(kind: str) -> float:  # the steps of the recorded games: env.step, or its compiled call
+        spent, steps = 0.0, 0
+        d, a_size = env.obs_size, env.num_actions
+        f32, i8 = np.dtype(np.float32), np.dtype(np.int8)  # as the env allocates them
+        for seed, actions in enumerate(games):
+            env.reset(seed=seed)
+            kernel, ref, step = env._step_kernel, env._ref, env.step
+            obs, mask = np.empty(d, f32), np.empty(a_size, i8)
+            start = time.perf_counter()
+            if kind == "step":
+                for a in actions:
+                    step(a)
+            elif kind == "kernel":
+                for a in actions:
+                    kernel(ref, a, obs, mask)
+            else:
+                for a in actions:
+                    kernel(ref, a, np.empty(d, f32), np.empty(a_size, i8))
+            spent += time.perf_counter() - start
+            steps += len(actions)
+        return spent / steps
+
+    def ends() -> tuple[float, float]:  # (reset, the last step and every agent leaving) of one game
+        actions = games[0]
+        env.reset(seed=0)
+        start = time.perf_counter()
+        env.reset(seed=0)
+        reset = time.perf_counter() - start
+        for a in actions[:-1]:
+            env.step(a)
+        start = time.perf_counter()
+        env.step(actions[-1])
+        for _agent in env.agent_iter():
+            env.last()
+            env.step(None)
+        return reset, time.perf_counter() - start
+
+    def best(f, *args) -> float:
+        return min(f(*args) for _ in range(5)) * 1e6
+
+    env.reset(seed=5)
+    calls = {"env": env, "it": iter(env.agent_iter()), "mask": seen[0]["action_mask"]}
+    one = {stmt: min(timeit.repeat(stmt, globals=calls, number=100_000, repeat=5)) / 100_000 * 1e6
+           for stmt in ("env.last()", "next(it)", "mask.nonzero()[0]")}
+    step, kernel, filled = best(replay, "step"), best(replay, "kernel"), best(replay, "kernel+arrays")
+    reset, end = (min(x) * 1e6 for x in zip(*(ends() for _ in range(20))))
+    rows = [("the caller's part (a stub env)", best(caller)),
+            ("  of which `mask.nonzero()[0]`", one["mask.nonzero()[0]"]),
+            ("`step()`: its compiled call", kernel), ("`step()`: its two fresh arrays", filled - kernel),
+            ("`step()`: its Python", step - filled), ("`last()`", one["env.last()"]),
+            ("`agent_iter`'s next", one["next(it)"]),
+            (f"per game / {per_game:.0f} decisions: `reset` {reset:.1f} µs, the end {end:.1f} µs",
+             (reset + end) / per_game)]
+    print("| part of a decision (midnight_party, 4 players) | µs |\n|---|---:|")
+    for label, value in rows:
+        print(f"| {label} | {value:.2f} |")
+    print(f"| the sum, the nested line left out | {sum(v for label, v in rows if not label.startswith(' ')):.2f} |")
+    print(f"\nthe whole loop (best of 3): {min(1e6 / env_rate(1.0) for _ in range(3)):.2f} µs a decision")
+
+
 # -- the driver -------------------------------------------------------------------------------------
 
 
@@ -184,11 +297,15 @@ def main() -> None:
     parser.add_argument("--old", help="tree of the old code (a folder holding midnight_env/); default: git HEAD")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds of each timed run")
+    parser.add_argument("--parts", action="store_true", help="time the env loop's parts in this tree, and stop")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--spiel", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.seconds, args.spiel)))
+        return
+    if args.parts:
+        env_parts()
         return
     old = old_tree(args.old)
     loads = [os.getloadavg()[0]]
@@ -204,8 +321,9 @@ def main() -> None:
         return statistics.median(run[key] for run in runs[name])
 
     print(f"\n{time.strftime('%Y-%m-%d')}, median of {args.rounds} rounds of {args.seconds:g} CPU-s each, old and new "
-          f"alternating; load average {min(loads):.1f}..{max(loads):.1f} on {os.cpu_count()} cores\n")
-    print("| one game at a time, per CPU-second | before (HEAD) | now | now / before |")
+          f"alternating; load average {min(loads):.1f}..{max(loads):.1f} on {os.cpu_count()} cores; "
+          f"before: {args.old or 'git HEAD'}\n")
+    print("| one game at a time, per CPU-second | before | now | now / before |")
     print("|---|---:|---:|---:|")
     rows = [("batch-1 engine: `step(random_actions)`, checked", "engine"),
             ("batch-1 engine: the same, `check=False`", "engine_unchecked"),

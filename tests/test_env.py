@@ -163,6 +163,28 @@ def test_mask_is_the_engines_legal_set_and_zero_for_others():
     assert steps > 20 and state.phase[0] == OVER
 
 
+def test_what_a_caller_keeps_is_never_written_again():
+    """Every step's observation and mask, and every reset's state, are new arrays: the env's short
+    paths write into the arrays they hand out, so a kept one must not be handed out again."""
+    env = midnight_env.env("midnight_party", 3)
+    env.reset(seed=4)
+    first_state, kept = env.game_state, []
+    for _ in range(40):
+        obs = env.last()[0]
+        assert env.observe(env.agent_selection) is obs  # the same decision: the same observation
+        kept.append((obs, {key: value.copy() for key, value in obs.items()}))
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    at_40 = first_state.copy()
+    env.reset(seed=5)
+    assert env.game_state is not first_state and first_state.equal(at_40)
+    for _ in range(10):
+        env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+    assert first_state.equal(at_40)
+    for obs, copy in kept:
+        for key in copy:
+            np.testing.assert_array_equal(obs[key], copy[key])
+
+
 def test_observation_names_and_point_of_view():
     eng = Engine("midnight_party", 4)
     names = observation_names(eng)

@@ -11,7 +11,7 @@ most of a step. Here the arrays of one state are gathered once into a handle (a 
   action's check in the same call as the step).
 - :class:`EnvRef` (``make_env_ref``): a state, its rules and its observation layout, for the
   PettingZoo env (``env_step``: the action's check, the step, the mask and the observation of
-  the seat to decide next, in one call).
+  the seat to decide next, in one call; ``env_reset`` and ``env_observe`` likewise).
 
 A handle holds its arrays (they live as long as it does) and sees every change made to them
 through the state; the state's values are checked in the kernels as before. ``entry_point``
@@ -29,7 +29,7 @@ from numba.experimental import structref
 from midnight_env.core.config import Rules
 from midnight_env.core.observation import encode_chunk
 from midnight_env.core.random_choice import _choose_in_bytes
-from midnight_env.core.rules import advance_games
+from midnight_env.core.rules import advance_games, reset_game
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState, _games_fit, _shapes_fit
 
 
@@ -108,7 +108,7 @@ def env_step(g, action, obs, mask):
     """The PettingZoo env's step of game 0 of ``g``: -1, changing nothing, where ``action`` (in
     range) is not legal; else the decision, rolled on to the next one, with the observation of
     the seat to decide next in ``obs`` and its mask in ``mask``, and returns that seat + 8 where
-    the game is over + 16 where spooky points changed."""
+    the game is over + 16 * (the seats whose spooky points changed, a bit each: seat p is 1 << p)."""
     s = g.s
     if not ((s.phase[0] == PLACE or s.phase[0] == MOVE) and s.legal[0, action] == 1):
         return -1
@@ -126,9 +126,26 @@ def env_step(g, action, obs, mask):
         result += 8
     for p in range(n):
         if s.spooky[0, p] != before[p]:
-            result += 16
-            break
+            result += np.int64(16) << p
     return result
+
+
+@njit(cache=True)
+def env_reset(g, seed, start_points, obs, mask):
+    """Game 0 of ``g`` at set-up with ``seed`` (``Engine.new_games``' game: the same ``reset_game``),
+    the first decision's observation and mask in ``obs`` and ``mask``; returns the seat to decide."""
+    s = g.s
+    reset_game(s, g.R, 0, seed, start_points)
+    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
+    for a in range(mask.shape[0]):
+        mask[a] = s.legal[0, a]
+    return np.int64(s.player[0])
+
+
+@njit(cache=True)
+def env_observe(g, seat, obs):
+    """Game 0 of ``g`` seen by ``seat``, into ``obs``."""
+    encode_chunk(g.s, g.R, None, None, seat, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
 
 
 def entry_point(kernel, *args):
@@ -144,4 +161,5 @@ def entry_point(kernel, *args):
         return kernel
 
 
-__all__ = ["GameRef", "EnvRef", "make_game_ref", "step_one", "random_one", "make_env_ref", "env_step", "entry_point"]
+__all__ = ["GameRef", "EnvRef", "make_game_ref", "step_one", "random_one", "make_env_ref", "env_step", "env_reset",
+           "env_observe", "entry_point"]

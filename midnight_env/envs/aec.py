@@ -99,29 +99,25 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from numba import njit
 from pettingzoo import AECEnv
 
 from midnight_env.core.actions import ActionError
+from midnight_env.core.config import CASTLE_START_POINTS
 from midnight_env.core.engine import Engine, check_actions, play_forced
-from midnight_env.core.observation import encode_chunk, observation_layout
-from midnight_env.core.one_game import entry_point, env_step, make_env_ref
+from midnight_env.core.observation import observation_layout
+from midnight_env.core.one_game import entry_point, env_observe, env_reset, env_step, make_env_ref
 from midnight_env.core.scoring import rank_rewards, ranks
-from midnight_env.core.state import OVER
+from midnight_env.core.state import OVER, empty_state
 from midnight_env.envs.env_common import EnvOptions, check_render_mode, observation_space
 from midnight_env.infra.seeds import SEED_LIMIT, check_seed, fresh_seed
 
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
+_FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)  # np.empty takes a dtype faster than a type
 
 
 class OrderError(RuntimeError):
     """A method called out of order (``step`` before ``reset``)."""
-
-
-@njit(cache=True)
-def _observe_seat(s, R, seat, off, inv_guests, inv_points, obs):
-    encode_chunk(s, R, None, None, seat, off, inv_guests, inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
 
 
 class MidnightEnv(AECEnv):
@@ -160,11 +156,19 @@ class MidnightEnv(AECEnv):
         self.obs_size = lay.size
 
         self._has_reset = False
+        self._live = False  # reset and not over: step() and last() take their short paths
         self._seeder: np.random.Generator | None = None
         self.game_state = None  # the engine's GameState, a batch of one (``state()`` is PettingZoo's)
         self.seed_used: int | None = None
         self._ref = None  # the game's handle for the kernels (``core.one_game``), one per reset
-        self._step_kernel = self._observe_kernel = None
+        self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
+        self._points_reward = reward == "points"
+        self._all_seats = (1 << n) - 1
+        self._no_rewards = dict.fromkeys(self.possible_agents, 0.0)
+        # the (seat, agent) of every bit set in a number below 2**n (seats whose points changed)
+        self._seats_named = [[(p, name) for p, name in enumerate(self.possible_agents) if bits >> p & 1]
+                             for bits in range(1 << n)]
+        self._kernels = None  # (make_ref, reset, step, observe): compiled once, for the types of the first game
         self._obs_agent = self._obs = None  # the deciding agent's observation, kept until it changes
         self.agents: list[str] = []
 
@@ -186,39 +190,83 @@ class MidnightEnv(AECEnv):
                 self._seeder = np.random.default_rng(fresh_seed() if last is None else last)
             game_seed = int(self._seeder.integers(SEED_LIMIT))
         self.seed_used = game_seed
-        eng = self.engine
-        self.game_state = s = eng.new_games([game_seed])
-        lay = self._lay
-        obs = np.empty(self.obs_size, np.float32)
-        mask = np.empty(self.num_actions, np.int8)
-        self._ref = make_env_ref(tuple(s), eng._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
-        if self._step_kernel is None:  # the handle's and the state's types are the same after every reset
-            self._step_kernel = entry_point(env_step, self._ref, 0, obs, mask)
-            self._observe_kernel = entry_point(_observe_seat, s, eng.rules, 0, lay.offsets, lay.inv_guests,
-                                                 lay.inv_points, obs)
+        r, lay = self.engine.rules, self._lay
+        # a new state every game (a caller may keep the last one): Engine.new_games([seed])'s game,
+        # reset by the same kernel through the game's handle, which also shows the first decision
+        s = empty_state(1, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+        self.game_state = s
+        obs = np.empty(self.obs_size, _FLOAT32)
+        mask = np.empty(self.num_actions, _INT8)
+        ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+        if self._kernels is None:  # the handle's and the state's types are the same after every reset
+            ref = make_env_ref(*ref_args)
+            self._kernels = (entry_point(make_env_ref, *ref_args),
+                             entry_point(env_reset, ref, game_seed, self._start_points, obs, mask),
+                             entry_point(env_step, ref, 0, obs, mask), entry_point(env_observe, ref, 0, obs))
+        make_ref, reset_kernel, self._step_kernel, self._observe_kernel = self._kernels
+        self._ref = make_ref(*ref_args)
+        seat = reset_kernel(self._ref, game_seed, self._start_points, obs, mask)
 
         self.agents = self.possible_agents[:]
-        self.rewards = {name: 0.0 for name in self.agents}
-        self._cumulative_rewards = {name: 0.0 for name in self.agents}
-        self.terminations = {name: False for name in self.agents}
-        self.truncations = {name: False for name in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {name: {} for name in self.agents}
         self._over = False
         self._rewards_dirty = False
-        self._points = s.spooky[0].tolist()
-        self._obs_agent = None
-        self._obs = None
+        self._spooky = s.spooky[0]  # the game's spooky points, seat by seat (a view)
+        self._points = self._spooky.tolist()  # as the rewards last saw them
         self._has_reset = True
-        forced = self._play_forced(obs, mask) if self.auto_forced else None
+        self._live = True
+        self.agent_selection = self._obs_agent = self.possible_agents[seat]
+        self._obs = {"observation": obs, "action_mask": mask}
+        forced = self._play_forced() if self.auto_forced else None
         if s.phase[0] == OVER:  # possible only with max_turns tiny and forced play
             self._finish()
             return
-        self.agent_selection = self.possible_agents[s.player[0]]
+        if forced:
+            self.agent_selection = self._obs_agent = self.possible_agents[s.player[0]]
         if forced is not None:
             self.infos[self.agent_selection]["forced"] = forced
 
     # -- stepping -------------------------------------------------------------------------------------
     def step(self, action) -> None:
+        if not (self._live and type(action) is int and 0 <= action < self.num_actions):
+            action = self._checked_action(action)  # an error, a finished agent leaving (None), or an index
+            if action is None:
+                return
+        # one compiled call: the action's legality, the decision, the rolls to the next decision, its
+        # observation and mask (fresh arrays every step: a caller may keep them)
+        obs = np.empty(self.obs_size, _FLOAT32)
+        mask = np.empty(self.num_actions, _INT8)
+        code = self._step_kernel(self._ref, action, obs, mask)  # seat to decide + 8 over + 16 * seats that scored
+        if code < 0:  # not legal: nothing changed
+            self._illegal(action)
+            return
+        self._obs = {"observation": obs, "action_mask": mask}
+        forced = None
+        if self.auto_forced:
+            forced = self._play_forced()  # into obs and mask
+            if forced:
+                s = self.game_state
+                code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + (self._all_seats << 4)
+        self._cumulative_rewards[self.agent_selection] = 0.0
+        if code >= 16 and self._points_reward:
+            self._pay_points(code >> 4)
+        elif self._rewards_dirty:
+            self.rewards.update(self._no_rewards)  # every agent is still in the game
+            self._rewards_dirty = False
+        if code & 8:
+            self._finish()
+            return
+        self.agent_selection = self._obs_agent = nxt = self.possible_agents[code & 7]
+        if forced is not None:
+            self.infos[nxt]["forced"] = forced
+
+    def _checked_action(self, action) -> int | None:
+        """``step``'s long path: the order checks, a finished agent leaving (None returned), or the
+        action as an index in the space (ActionError names a wrong one)."""
         if self._checks and not self._has_reset:
             raise OrderError("step() called before reset(): call env.reset() first")
         agent = self.agent_selection
@@ -230,61 +278,43 @@ class MidnightEnv(AECEnv):
                 raise ActionError(f"{agent} is done (the game is over): the only valid action is None, "
                                   f"got {action!r}")
             self._was_dead_step(action)
-            return
+            return None
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < self.num_actions:
-            a = int(action)
-        else:  # the check names what is wrong
-            a = int(check_actions(self.engine, self.game_state, action, none=False, legality=False, single=True,
-                                  where=lambda k: f"{agent}: ")[0])
-        # one compiled call: the action's legality, the decision, the rolls to the next decision, its
-        # observation and mask (fresh arrays every step: a caller may keep them)
-        obs = np.empty(self.obs_size, np.float32)
-        mask = np.empty(self.num_actions, np.int8)
-        code = self._step_kernel(self._ref, a, obs, mask)  # seat to decide + 8 game over + 16 points changed
-        if code < 0:  # not legal: nothing changed
-            try:
-                check_actions(self.engine, self.game_state, a, none=False, single=True, where=lambda k: f"{agent}: ")
-            except ActionError as err:
-                if self.illegal == "raise":
-                    raise
-                self._penalize(agent, a, str(err))
-                return
-        forced = None
-        if self.auto_forced:
-            forced = self._play_forced(obs, mask)
-            if forced:
-                s = self.game_state
-                code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + 16
+            return int(action)
+        return int(check_actions(self.engine, self.game_state, action, none=False, legality=False, single=True,
+                                 where=lambda k: f"{agent}: ")[0])
 
-        self._cumulative_rewards[agent] = 0.0
-        if self.reward_mode == "points":
-            now = self.game_state.spooky[0].tolist() if code & 16 else self._points
-            if now != self._points:
-                cumulative = self._cumulative_rewards
-                for name, before, after in zip(self.possible_agents, self._points, now):
-                    r = float(before - after)
-                    self.rewards[name] = r
-                    cumulative[name] += r
-                self._points = now
-                self._rewards_dirty = True
-            elif self._rewards_dirty:
-                self._clear_rewards()
-                self._rewards_dirty = False
-        if code & 8:
-            self._finish()
-            return
-        nxt = self.possible_agents[code & 7]
-        self.agent_selection = nxt
-        self._obs_agent = nxt
-        self._obs = {"observation": obs, "action_mask": mask}
-        if forced is not None:
-            self.infos[nxt]["forced"] = forced
+    def _illegal(self, action: int) -> None:
+        """An action in the space but not legal: ActionError, or with ``illegal="penalize"`` the end."""
+        agent = self.agent_selection
+        try:
+            check_actions(self.engine, self.game_state, action, none=False, single=True, where=lambda k: f"{agent}: ")
+        except ActionError as err:
+            if self.illegal == "raise":
+                raise
+            self._penalize(agent, action, str(err))
 
-    def _play_forced(self, obs: np.ndarray, mask: np.ndarray) -> list[tuple[int, str]]:
+    def _pay_points(self, seats: int) -> None:
+        """``reward="points"``: every agent gets minus the change of its spooky points in the step;
+        ``seats`` has a bit for each seat whose points may have changed (1 << seat), the others' are 0."""
+        if self._rewards_dirty:
+            self.rewards.update(self._no_rewards)
+        now = self._spooky.tolist()
+        before = self._points
+        rewards, cumulative = self.rewards, self._cumulative_rewards
+        for p, name in self._seats_named[seats]:
+            r = float(before[p] - now[p])
+            rewards[name] = r
+            cumulative[name] += r
+        self._points = now
+        self._rewards_dirty = True
+
+    def _play_forced(self) -> list[tuple[int, str]]:
         """Play decisions with exactly one legal choice (option ``auto_forced``; ``core.engine.play_forced``);
-        ``obs`` and ``mask`` get the observation and mask of the next real decision. Returns the
-        (seat, notation) of each."""
+        the observation and mask of the next real decision replace ``self._obs``'s arrays' contents
+        where any was played. Returns the (seat, notation) of each."""
         s = self.game_state
+        obs, mask = self._obs["observation"], self._obs["action_mask"]
         played = []
 
         def seen(actions):
@@ -296,29 +326,30 @@ class MidnightEnv(AECEnv):
     def _clear_rewards(self) -> None:
         for name in self.rewards:
             self.rewards[name] = 0.0
+        self._rewards_dirty = False
 
     def _finish(self) -> None:
         """The game is over: final rewards, flags and infos for every agent."""
         s = self.game_state
         self._over = True
+        self._live = False
         truncated = bool(s.truncated[0])
         points = s.spooky[0:1]
-        rank = ranks(points)[0]
         if self.reward_mode == "rank":
-            for name, r in zip(self.possible_agents, rank_rewards(points)[0]):
-                self.rewards[name] = float(r)
-                self._cumulative_rewards[name] += float(r)
-        for p, name in enumerate(self.possible_agents):
+            for name, r in zip(self.possible_agents, rank_rewards(points)[0].tolist()):
+                self.rewards[name] = r
+                self._cumulative_rewards[name] += r
+        for name, p, rank in zip(self.possible_agents, points[0].tolist(), ranks(points)[0].tolist()):
             self.terminations[name] = not truncated
             self.truncations[name] = truncated
-            self.infos[name] = {"spooky_points": int(points[0, p]), "rank": int(rank[p]),
-                                "winner": bool(rank[p] == 1)}
+            self.infos[name] = {"spooky_points": p, "rank": rank, "winner": rank == 1}
         self._obs_agent = None
         self.agent_selection = self.agents[0]
 
     def _penalize(self, agent: str, action: int, message: str) -> None:
         """``illegal="penalize"``: the game ends, the offender gets ``illegal_reward``, the others 0."""
         self._over = True
+        self._live = False
         self._cumulative_rewards[agent] = 0.0
         for name in self.agents:
             self.terminations[name] = True
@@ -339,17 +370,25 @@ class MidnightEnv(AECEnv):
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
             raise KeyError(f"unknown agent {agent!r}: agents are {', '.join(self.possible_agents)}")
-        s, lay = self.game_state, self._lay
-        obs = np.empty(self.obs_size, np.float32)
-        self._observe_kernel(s, self.engine.rules, seat, lay.offsets, lay.inv_guests, lay.inv_points, obs)
+        s = self.game_state
+        obs = np.empty(self.obs_size, _FLOAT32)
+        self._observe_kernel(self._ref, seat, obs)
         deciding = not self._over and seat == s.player[0]
-        mask = s.legal[0].copy() if deciding else np.zeros(self.num_actions, np.int8)
+        mask = s.legal[0].copy() if deciding else np.zeros(self.num_actions, _INT8)
         result = {"observation": obs, "action_mask": mask}
         if deciding:
             self._obs_agent, self._obs = agent, result
         return result
 
     def last(self, observe: bool = True):
+        if self._live:  # reset, not over: the deciding agent's observation is kept
+            agent = self.agent_selection
+            if observe:
+                obs = self._obs if agent == self._obs_agent else self.observe(agent)
+            else:
+                obs = None
+            return (obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent],
+                    self.infos[agent])
         if self._checks and not self._has_reset:
             raise OrderError("last() called before reset(): call env.reset() first")
         if not self.agents:
