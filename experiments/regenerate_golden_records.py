@@ -1,9 +1,9 @@
-"""Writes tests/golden/*.jsonl, the games tests/test_golden.py replays, after an intended rule change.
+"""Writes tests/golden/*.jsonl, the games tests/core/test_golden.py replays, after an intended rule change.
 
     python experiments/regenerate_golden_records.py
 
 Plays a few seeded games of random agents per variant and player count, with the engine as it
-is now, and writes them as midnight-record/1 lines. tests/test_golden.py replays them; a diff of
+is now, and writes them as midnight-record/1 lines. tests/core/test_golden.py replays them; a diff of
 this directory in review shows exactly which games the change altered. Bump ENGINE_VERSION in
 midnight_env/core/engine.py with any such change.
 """

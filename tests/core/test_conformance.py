@@ -15,7 +15,7 @@ import pytest
 
 from midnight_env.records import RecordError, replay_file, replay_record
 
-RECORDS = Path(__file__).parent / "conformance" / "records.jsonl"
+RECORDS = Path(__file__).parents[1] / "conformance" / "records.jsonl"
 
 
 def _lines() -> list[tuple[int, str]]:

@@ -14,7 +14,7 @@ from midnight_env.play import play_batch
 from midnight_env.records import read_records, replay_record
 from midnight_env.registry import make_agent
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 FILES = sorted(GOLDEN.glob("*.jsonl"))
 
 
