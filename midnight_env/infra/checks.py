@@ -31,8 +31,9 @@ __all__ = ["shown", "given", "integer", "integers", "number", "choice", "path"]
 
 
 def shown(value: Any, most: int = 40) -> str:
-    """``repr(value)`` cut to ``most`` characters, for a message (a string keeps its quotes)."""
-    text = repr(value)
+    """``repr(value)`` cut to ``most`` characters, for a message (a string keeps its quotes; a numpy
+    scalar shows as its Python value: ``2.5``, not ``np.float64(2.5)``)."""
+    text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= most else text[:most - 1] + "\u2026"
 
 
@@ -60,7 +61,9 @@ def integer(name: str, value: Any, low: int | None = None, high: int | None = No
     ``name``, the value and ``allowed`` (default: the range). A numpy integer is accepted; a float
     that is not whole, a bool, a string or any other value is refused by name."""
     allowed = allowed or _integer_range(low, high)
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # a 0-d array (what a Gymnasium caller may pass as one action): its one value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Number):
         raise error(f"{given(name, value)} is not an integer: allowed are {allowed}")
     if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():

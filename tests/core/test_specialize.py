@@ -105,7 +105,8 @@ def test_imports_of_names_from_the_package_count_its_init_and_of_modules_only_th
                                               "from midnight_env.core.board import GREEN\n")
     (package / "core" / "vector_kernels.py").write_text("from ..infra import threads\nfrom numpy.random import state\n")
     assert set(specialize.module_closure(package_dir=package)) == {"core.rules", "core.vector_kernels", "core.dice",
-                                                                  "core.board", "infra.threads", "infra.seeds"}
+                                                                  "core.board", "infra.threads", "infra.seeds",
+                                                                  "infra.checks"}
     (package / "core" / "vector_kernels.py").write_text("from midnight_env.infra import threads\n"
                                                        "from midnight_env import Engine\n")
     assert "" in specialize.module_closure(package_dir=package), "Engine comes from the package's __init__"

@@ -82,3 +82,13 @@ def test_path_kinds_and_folder_bounds(tmp_path):
         checks.path("file", inside / "escape", inside=inside)
     with pytest.raises(ValueError, match="is not a path"):
         checks.path("--model", 3)
+
+
+def test_integer_takes_the_value_of_a_zero_dimensional_array():
+    assert checks.integer("action", np.array(27), 0, 508) == 27
+    with pytest.raises(ValueError, match=r"^action 2.5 is not a whole number"):
+        checks.integer("action", np.array(2.5), 0, 508)
+    with pytest.raises(ValueError, match=r"is not an integer"):
+        checks.integer("action", np.array([1, 2]), 0, 508)
+    with pytest.raises(ValueError, match=r"is not an integer"):
+        checks.integer("action", np.bool_(True), 0, 508)
