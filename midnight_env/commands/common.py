@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from midnight_env.arena.registry import make_agent, split_specs
-from midnight_env.core.config import VARIANTS, check_option_names
+from midnight_env.core.config import VARIANTS, ConfigError, check_option_names
 from midnight_env.core.engine import Engine
 from midnight_env.infra import checks
 
@@ -35,7 +35,9 @@ def parse_set_options(pairs: list[str] | None, variant: str | None = None) -> di
         if key in options:
             raise UsageError(f"--set {key}=... is given twice: give each option once")
         options[key] = value.strip()
-    if variant in VARIANTS:  # (an unknown variant is named by make_config)
+    if variant is not None and variant not in VARIANTS:  # named before its options (--set variant=x)
+        raise ConfigError(f"unknown variant {variant!r}: allowed are {', '.join(VARIANTS)}")
+    if variant is not None:
         check_option_names(variant, options)
     return options
 

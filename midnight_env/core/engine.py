@@ -401,7 +401,10 @@ class Engine:
             fields = tuple(state)
             try:
                 b = fields[0].shape[0]
-                if _FITS.run(b, fits_checker(), _fits_threaded, fields, self._limits):
+                # a read-only field goes to the full check, never to a compiled one: numba 0.59 then
+                # types later writable states as read-only too (no matching definition)
+                if all(a.flags.writeable for a in fields) and _FITS.run(b, fits_checker(), _fits_threaded, fields,
+                                                                         self._limits):
                     return fields
             except (TypeError, AttributeError, IndexError):  # not arrays of the engine's dtypes, dimensions and
                 pass  # layout (a read-only or a strided one): the full check tells
