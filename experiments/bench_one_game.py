@@ -87,14 +87,11 @@ def env_rate(seconds: float, variant: str = "midnight_party") -> float:
     return steps / (time.process_time() - cpu)
 
 
-def env_step_rate(seconds: float, variant: str = "midnight_party") -> float:
-    """Decisions per CPU-second of ``env.step()`` alone: games recorded first, then replayed with
-    only the steps timed (no ``last()``, no choosing)."""
-    import midnight_env
-
-    env = midnight_env.env(variant, 4)
+def recorded_games(env, count: int = 20) -> list[list[int]]:
+    """The actions of ``count`` games of random legal play (game k: seed k, its choices drawn from
+    ``random.Random(k)``), for timing replays of ``env.step()`` alone."""
     games = []
-    for seed in range(20):
+    for seed in range(count):
         env.reset(seed=seed)
         pick, actions = random.Random(seed).random, []
         for _agent in env.agent_iter():
@@ -105,6 +102,16 @@ def env_step_rate(seconds: float, variant: str = "midnight_party") -> float:
             actions.append(int(legal[int(pick() * len(legal))]))
             env.step(actions[-1])
         games.append(actions)
+    return games
+
+
+def env_step_rate(seconds: float, variant: str = "midnight_party") -> float:
+    """Decisions per CPU-second of ``env.step()`` alone: games recorded first, then replayed with
+    only the steps timed (no ``last()``, no choosing)."""
+    import midnight_env
+
+    env = midnight_env.env(variant, 4)
+    games = recorded_games(env)
     steps, spent = 0, 0.0
     while spent < seconds:
         for seed, actions in enumerate(games):
@@ -174,18 +181,7 @@ def env_parts() -> None:
     import midnight_env
 
     env = midnight_env.env("midnight_party", 4)
-    games = []
-    for seed in range(20):
-        env.reset(seed=seed)
-        pick, actions = random.Random(seed).random, []
-        for _agent in env.agent_iter():
-            obs, reward, terminated, truncated, info = env.last()
-            if terminated or truncated:
-                break
-            legal = obs["action_mask"].nonzero()[0]
-            actions.append(int(legal[int(pick() * len(legal))]))
-            env.step(actions[-1])
-        games.append(actions)
+    games = recorded_games(env)
     per_game = statistics.mean(map(len, games))
     env.reset(seed=0)
     for a in games[0][:30]:
