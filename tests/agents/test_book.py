@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from experiment_scripts import load_script
 
 from midnight_agents.book import SHIPPED_BOOK, BookError, book_entry, book_setups, load_book
 from midnight_env import cli
@@ -125,16 +126,8 @@ def test_the_shipped_book_plays_a_legal_game_and_is_documented():
 
 
 def test_the_gain_experiment_runs_tiny_and_a_seat_that_never_uses_the_book_gains_exactly_nothing():
-    import importlib.util
-    import sys
 
-    spec = importlib.util.spec_from_file_location("book_gain", ROOT / "experiments" / "book_gain.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["book_gain"] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules["book_gain"]
+    module = load_script("book_gain")
     result = module.gain_of_book("midnight_party", 2, deals=3, seed=0, batch=8)
     assert result["games"] == 9 and len(result["seats"]) == 2
     assert result["seats"][1]["gain"] == 0 and result["seats"][1]["games_differ"] == 0  # seat 1 plays as without

@@ -4,12 +4,11 @@ opening is judged by the champion's own network. experiments/placement_values.py
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from experiment_scripts import load_script
 
 from midnight_agents.model import ModelError, ValueModel
 from midnight_agents.value import PLACEMENT_DIR, ValueAgent, shipped_placements
@@ -61,14 +60,7 @@ def test_shipped_placement_networks_are_named_and_others_refused():
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("placement_values", ROOT / "experiments" / "placement_values.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["placement_values"] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules["placement_values"]
-    return module
+    return load_script("placement_values")
 
 
 def test_the_opening_games_hand_over_to_the_champion_and_keep_only_what_it_plays_on():

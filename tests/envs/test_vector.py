@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from experiment_scripts import experiment
 from gymnasium.vector import AutoresetMode
 
 import midnight_env
@@ -322,19 +323,9 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env_legally_and_reproducibly():
 
 def test_benchmark_script_runs(tmp_path, capsys):
     """Smoke test of experiments/bench_env.py with a tiny budget (it measures, never asserts speed)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "bench_env.py"
-    spec = importlib.util.spec_from_file_location("bench_env", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_env"] = module
-    try:
-        spec.loader.exec_module(module)
+    with experiment("bench_env") as module:
         module.main(["--quick", "--seconds", "0.05", "--batches", "1,4", "--plot", str(tmp_path / "plot.png")])
-    finally:
-        del sys.modules["bench_env"]
     out = capsys.readouterr().out
     assert "midnight_party  env()" in out and "hidden_castle         4" in out
     assert (tmp_path / "plot.png").stat().st_size > 10_000

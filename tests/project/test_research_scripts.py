@@ -10,29 +10,15 @@ itself gaining exactly nothing on the same deals.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from experiment_scripts import load_script
 
 from midnight_env.arena.registry import make_agent
 from midnight_env.solve.policy import agent_policy, evaluate_policy
 from midnight_env.solve.solution import solve
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
 
 
 def table_rows(text: str) -> dict[str, list[str]]:

@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from experiment_scripts import experiment
 
 from midnight_env.arena.agent import Decisions
 from midnight_env.arena.registry import make_agent
@@ -305,19 +306,9 @@ def test_a_best_response_to_a_fixed_seat_is_at_least_the_optimum():
 
 def test_benchmark_script_runs(capsys):
     """Smoke test of experiments/bench_solve.py on its two tiny set-ups (it measures, never asserts speed)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "bench_solve.py"
-    spec = importlib.util.spec_from_file_location("bench_solve", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_solve"] = module
-    try:
-        spec.loader.exec_module(module)
+    with experiment("bench_solve") as module:
         module.main(["--quick"])
-    finally:
-        del sys.modules["bench_solve"]
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
     assert [r[0] for r in rows] == ["solo-mp-r1-g1", "solo-mp-r1-g2"]
     assert rows[1][1] == "104,400" and float(rows[1][3]) == pytest.approx(-3.5321, abs=1e-4)

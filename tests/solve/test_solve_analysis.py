@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 import pytest
+from experiment_scripts import experiment
 
 from midnight_env.core.board import board_from_dict
 from midnight_env.core.config import make_config
@@ -182,23 +183,13 @@ def test_placement_picture(solo, tmp_path):
 @pytest.mark.slow
 def test_the_experiment_script_runs(tmp_path, capsys):
     """Smoke test of experiments/optimal_hiding.py on its quick set-ups (one guest, both variants)."""
-    import importlib.util
     import json
-    import sys
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "optimal_hiding.py"
-    spec = importlib.util.spec_from_file_location("optimal_hiding", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["optimal_hiding"] = module
-    try:
-        spec.loader.exec_module(module)
+    with experiment("optimal_hiding") as module:
         module.main(["--quick", "--figures", str(tmp_path), "--json", str(tmp_path / "r.json")])
         out = capsys.readouterr().out
         module.main(["--from-json", str(tmp_path / "r.json"), "--figures", str(tmp_path / "again")])
         again = capsys.readouterr().out
-    finally:
-        del sys.modules["optimal_hiding"]
     tables = out[out.index("### Placement"):out.index("Figures:")]
     assert again[again.index("### Placement"):again.index("Figures:")] == tables  # the same from the saved numbers
     assert len(list((tmp_path / "again").glob("*.png"))) == 3
