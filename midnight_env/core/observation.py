@@ -165,7 +165,7 @@ def _float32_scaling_exact(guests, inv_guests):
 
 @njit(cache=True, _nrt=False)
 def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, roll, player, R, off, inv_guests,
-                inv_points, games, seats, seat, out, lo, hi):
+                inv_points, games, seats, seat, out, lo, hi, exact32):
     """Rows ``lo..hi-1`` of ``out``: row k is game ``games[k]`` seen by seat ``seats[k]`` (the
     layout of ``ObservationLayout``). ``games=None``: row k is game k; ``seats=None``: every game
     seen by ``seat``, or by its deciding seat when ``seat`` is -1 (None is resolved when numba
@@ -175,15 +175,18 @@ def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, 
     first. A count c is written as float32(c * inv_guests) with the product in float64; where
     float32 arithmetic gives the same for every count 0..G (``_float32_scaling_exact``: G = 4
     for one), the gallery and stair counts are scaled in float32, which vector code does twice as
-    many of per instruction (the encoder's gain: BENCHMARKS.md). Compiled without reference
-    counting (like the rules, see ``rules.py``): the per-row views cost nothing then.
+    many of per instruction (the encoder's gain: BENCHMARKS.md). ``exact32`` is that test's answer
+    where the caller keeps it (a game's handle, which encodes one row a call), -1 to work it out here.
+    Compiled without reference counting (like the rules, see ``rules.py``): the per-row views cost
+    nothing then.
     """
     n = R.num_players
     ns = R.num_squares
     cols = off[_STAIR_COLS]
     g = inv_guests
     g32 = np.float32(inv_guests)
-    exact32 = _float32_scaling_exact(R.guests, inv_guests)
+    if exact32 < 0:
+        exact32 = 1 if _float32_scaling_exact(R.guests, inv_guests) else 0
     width = out.shape[1]
     for k in range(lo, hi):
         i = k if games is None else games[k]
@@ -246,10 +249,10 @@ def encode_rows(gallery, supply, room, stairs, spooky, hugo, clock, rnd, phase, 
 
 
 @njit(cache=True, inline="always")
-def encode_chunk(s, R, games, seats, seat, off, inv_guests, inv_points, out, lo, hi):
+def encode_chunk(s, R, games, seats, seat, off, inv_guests, inv_points, out, lo, hi, exact32=-1):
     """``encode_rows`` for a ``GameState`` ``s``."""
     encode_rows(s.gallery, s.supply, s.room, s.stairs, s.spooky, s.hugo, s.clock, s.round, s.phase, s.roll,
-                s.player, R, off, inv_guests, inv_points, games, seats, seat, out, lo, hi)
+                s.player, R, off, inv_guests, inv_points, games, seats, seat, out, lo, hi, exact32)
 
 
 @njit(cache=True)

@@ -27,7 +27,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from midnight_env.core.config import Rules
-from midnight_env.core.observation import encode_chunk
+from midnight_env.core.observation import _float32_scaling_exact, encode_chunk
 from midnight_env.core.random_choice import _choose_in_bytes
 from midnight_env.core.rules import advance_games, reset_game
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState, _games_fit, _shapes_fit
@@ -57,7 +57,7 @@ class EnvRef(structref.StructRefProxy):
 
 
 structref.define_proxy(EnvRef, EnvRefType, ["s", "R", "act", "faces", "faces_out", "off", "inv_guests",
-                                            "inv_points"])
+                                            "inv_points", "exact32", "points"])
 
 
 @njit(cache=True)
@@ -98,9 +98,12 @@ def random_one(g, rng, out):
 @njit(cache=True)
 def make_env_ref(s, R, off, inv_guests, inv_points):
     """The handle of the PettingZoo env's state ``s`` (a tuple), rules ``R`` (a tuple) and
-    observation layout."""
-    return EnvRef(GameState(*s), Rules(*R), np.full(1, -1, np.int64), np.full(1, -1, np.int64),
-                  np.full(1, -1, np.int8), off, inv_guests, inv_points)
+    observation layout; with the encoder's float32 test answered once (``encode_rows``) and room
+    for the points before a step."""
+    state, R = GameState(*s), Rules(*R)
+    exact32 = 1 if _float32_scaling_exact(R.guests, inv_guests) else 0
+    return EnvRef(state, R, np.full(1, -1, np.int64), np.full(1, -1, np.int64), np.full(1, -1, np.int8), off,
+                  inv_guests, inv_points, exact32, np.empty(state.spooky.shape[1], np.int32))
 
 
 @njit(cache=True)
@@ -113,12 +116,13 @@ def env_step(g, action, obs, mask):
     if not ((s.phase[0] == PLACE or s.phase[0] == MOVE) and s.legal[0, action] == 1):
         return -1
     n = s.spooky.shape[1]
-    before = np.empty(n, np.int32)
+    before = g.points
     for p in range(n):
         before[p] = s.spooky[0, p]
     g.act[0] = action
     advance_games(s, g.R, 0, 1, g.act, g.faces, True, g.faces_out)
-    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
+    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1,
+                 g.exact32)
     for a in range(mask.shape[0]):
         mask[a] = s.legal[0, a]
     result = np.int64(s.player[0])
@@ -136,7 +140,8 @@ def env_reset(g, seed, start_points, obs, mask):
     the first decision's observation and mask in ``obs`` and ``mask``; returns the seat to decide."""
     s = g.s
     reset_game(s, g.R, 0, seed, start_points)
-    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
+    encode_chunk(s, g.R, None, None, -1, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1,
+                 g.exact32)
     for a in range(mask.shape[0]):
         mask[a] = s.legal[0, a]
     return np.int64(s.player[0])
@@ -145,7 +150,8 @@ def env_reset(g, seed, start_points, obs, mask):
 @njit(cache=True)
 def env_observe(g, seat, obs):
     """Game 0 of ``g`` seen by ``seat``, into ``obs``."""
-    encode_chunk(g.s, g.R, None, None, seat, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1)
+    encode_chunk(g.s, g.R, None, None, seat, g.off, g.inv_guests, g.inv_points, obs.reshape((1, obs.shape[0])), 0, 1,
+                 g.exact32)
 
 
 def entry_point(kernel, *args):

@@ -95,6 +95,7 @@ step of the game itself (BENCHMARKS.md, PettingZoo ``env()``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,15 @@ from midnight_env.infra.seeds import SEED_LIMIT, check_seed, fresh_seed
 ENV_VERSION = "0"  # bumped whenever the env's behaviour changes (the name says e.g. midnight_party_v0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
 _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)  # np.empty takes a dtype faster than a type
+# references held to an object (``step`` reuses arrays nobody else holds); only where counts are exact,
+# not on a free-threaded CPython, whose counts are split between threads
+_refs = sys.getrefcount if getattr(sys, "_is_gil_enabled", lambda: True)() else (lambda obj: -1)
+
+
+def _holders(state) -> tuple[int, ...]:
+    """The references held to a state and to each of its arrays (``reset`` reuses a state only
+    where they are what the env itself holds)."""
+    return _refs(state), *map(_refs, state)
 
 
 class OrderError(RuntimeError):
@@ -156,20 +166,25 @@ class MidnightEnv(AECEnv):
         self.obs_size = lay.size
 
         self._has_reset = False
-        self._live = False  # reset and not over: step() and last() take their short paths
+        self._live = False  # reset and not over: last() takes its short path
+        self._fast = False  # live and no forced play: step() takes its short path
         self._seeder: np.random.Generator | None = None
         self.game_state = None  # the engine's GameState, a batch of one (``state()`` is PettingZoo's)
         self.seed_used: int | None = None
         self._ref = None  # the game's handle for the kernels (``core.one_game``), one per reset
         self._start_points = CASTLE_START_POINTS if self.engine.rules.castle else 0
         self._points_reward = reward == "points"
+        # the bits of a step's code saying whose points changed, where they are paid at once
+        self._paid_bits = ~15 if self._points_reward else 0
         self._all_seats = (1 << n) - 1
         self._no_rewards = dict.fromkeys(self.possible_agents, 0.0)
         # the (seat, agent) of every bit set in a number below 2**n (seats whose points changed)
         self._seats_named = [[(p, name) for p, name in enumerate(self.possible_agents) if bits >> p & 1]
                              for bits in range(1 << n)]
         self._kernels = None  # (make_ref, reset, step, observe): compiled once, for the types of the first game
+        self._state_holders = ()  # _holders(game_state) when nothing but the env held it
         self._obs_agent = self._obs = None  # the deciding agent's observation, kept until it changes
+        self._spare = None  # the observation before it (its arrays reused once nobody else holds them)
         self.agents: list[str] = []
 
     # -- spaces ------------------------------------------------------------------------------------
@@ -190,22 +205,16 @@ class MidnightEnv(AECEnv):
                 self._seeder = np.random.default_rng(fresh_seed() if last is None else last)
             game_seed = int(self._seeder.integers(SEED_LIMIT))
         self.seed_used = game_seed
-        r, lay = self.engine.rules, self._lay
-        # a new state every game (a caller may keep the last one): Engine.new_games([seed])'s game,
-        # reset by the same kernel through the game's handle, which also shows the first decision
-        s = empty_state(1, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-        self.game_state = s
+        # Engine.new_games([seed])'s game, reset by the same kernel through the game's handle, which
+        # also shows the first decision. A caller may keep the last game's state: it is never written
+        # again; the state is new, or the last one where nothing but this env holds it or its arrays
+        s = self.game_state
+        if s is None or _holders(s) != self._state_holders:
+            s = self._new_state(game_seed)
+            self._state_holders = _holders(s)  # the env's own references (and the handle's): reused while that is all
         obs = np.empty(self.obs_size, _FLOAT32)
         mask = np.empty(self.num_actions, _INT8)
-        ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
-        if self._kernels is None:  # the handle's and the state's types are the same after every reset
-            ref = make_env_ref(*ref_args)
-            self._kernels = (entry_point(make_env_ref, *ref_args),
-                             entry_point(env_reset, ref, game_seed, self._start_points, obs, mask),
-                             entry_point(env_step, ref, 0, obs, mask), entry_point(env_observe, ref, 0, obs))
-        make_ref, reset_kernel, self._step_kernel, self._observe_kernel = self._kernels
-        self._ref = make_ref(*ref_args)
-        seat = reset_kernel(self._ref, game_seed, self._start_points, obs, mask)
+        seat = self._reset_kernel(self._ref, game_seed, self._start_points, obs, mask)
 
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -215,12 +224,14 @@ class MidnightEnv(AECEnv):
         self.infos = {name: {} for name in self.agents}
         self._over = False
         self._rewards_dirty = False
-        self._spooky = s.spooky[0]  # the game's spooky points, seat by seat (a view)
+        self._first_to_leave = None
         self._points = self._spooky.tolist()  # as the rewards last saw them
         self._has_reset = True
         self._live = True
+        self._fast = not self.auto_forced
         self.agent_selection = self._obs_agent = self.possible_agents[seat]
         self._obs = {"observation": obs, "action_mask": mask}
+        self._spare = None
         forced = self._play_forced() if self.auto_forced else None
         if s.phase[0] == OVER:  # possible only with max_turns tiny and forced play
             self._finish()
@@ -230,18 +241,67 @@ class MidnightEnv(AECEnv):
         if forced is not None:
             self.infos[self.agent_selection]["forced"] = forced
 
+    def _new_state(self, game_seed: int):
+        """A new state of one game and its handle (``core.one_game``)."""
+        r, lay = self.engine.rules, self._lay
+        s = empty_state(1, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
+        ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+        if self._kernels is None:  # the handle's and the state's types are the same after every reset
+            ref = make_env_ref(*ref_args)
+            obs, mask = np.empty(self.obs_size, _FLOAT32), np.empty(self.num_actions, _INT8)
+            self._kernels = (entry_point(make_env_ref, *ref_args),
+                             entry_point(env_reset, ref, game_seed, self._start_points, obs, mask),
+                             entry_point(env_step, ref, 0, obs, mask), entry_point(env_observe, ref, 0, obs))
+        make_ref, self._reset_kernel, self._step_kernel, self._observe_kernel = self._kernels
+        self._ref = make_ref(*ref_args)
+        self.game_state = s
+        self._spooky = s.spooky[0]  # the game's spooky points, seat by seat (a view)
+        return s
+
     # -- stepping -------------------------------------------------------------------------------------
     def step(self, action) -> None:
-        if not (self._live and type(action) is int and 0 <= action < self.num_actions):
-            action = self._checked_action(action)  # an error, a finished agent leaving (None), or an index
-            if action is None:
-                return
+        if not (self._fast and type(action) is int and 0 <= action < self.num_actions):
+            self._step_long(action)
+            return
         # one compiled call: the action's legality, the decision, the rolls to the next decision, its
-        # observation and mask (fresh arrays every step: a caller may keep them)
-        obs = np.empty(self.obs_size, _FLOAT32)
-        mask = np.empty(self.num_actions, _INT8)
+        # observation and mask. A caller may keep what it was given, so it is never written again:
+        # the arrays are fresh, or those of two steps ago where nothing but this env still holds them
+        # (their dict and the arrays referenced only here; the last step's the caller may still hold)
+        spare = self._spare
+        if (spare is not None and _refs(spare) == 3 and len(spare) == 2 and _refs(spare["observation"]) == 2
+                and _refs(spare["action_mask"]) == 2):
+            obs, mask = spare["observation"], spare["action_mask"]
+        else:
+            obs = np.empty(self.obs_size, _FLOAT32)
+            mask = np.empty(self.num_actions, _INT8)
+            spare = None
         code = self._step_kernel(self._ref, action, obs, mask)  # seat to decide + 8 over + 16 * seats that scored
         if code < 0:  # not legal: nothing changed
+            self._illegal(action)
+            return
+        self._spare = self._obs
+        self._obs = spare or {"observation": obs, "action_mask": mask}
+        self._cumulative_rewards[self.agent_selection] = 0.0
+        if code & self._paid_bits:
+            self._pay_points(code >> 4)
+        elif self._rewards_dirty:
+            self.rewards.update(self._no_rewards)  # every agent is still in the game
+            self._rewards_dirty = False
+        if code & 8:
+            self._finish()
+        else:
+            self.agent_selection = self._obs_agent = self.possible_agents[code & 7]
+
+    def _step_long(self, action) -> None:
+        """``step`` where its short path does not hold: the order checks, a finished agent leaving,
+        an action to convert or refuse, or forced decisions to play after it (``auto_forced``)."""
+        action = self._checked_action(action)  # an error, a finished agent leaving (None), or an index
+        if action is None:
+            return
+        obs = np.empty(self.obs_size, _FLOAT32)
+        mask = np.empty(self.num_actions, _INT8)
+        code = self._step_kernel(self._ref, action, obs, mask)
+        if code < 0:
             self._illegal(action)
             return
         self._obs = {"observation": obs, "action_mask": mask}
@@ -252,10 +312,10 @@ class MidnightEnv(AECEnv):
                 s = self.game_state
                 code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + (self._all_seats << 4)
         self._cumulative_rewards[self.agent_selection] = 0.0
-        if code >= 16 and self._points_reward:
+        if code & self._paid_bits:
             self._pay_points(code >> 4)
         elif self._rewards_dirty:
-            self.rewards.update(self._no_rewards)  # every agent is still in the game
+            self.rewards.update(self._no_rewards)
             self._rewards_dirty = False
         if code & 8:
             self._finish()
@@ -277,7 +337,7 @@ class MidnightEnv(AECEnv):
             if action is not None:
                 raise ActionError(f"{agent} is done (the game is over): the only valid action is None, "
                                   f"got {action!r}")
-            self._was_dead_step(action)
+            self._leave()
             return None
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < self.num_actions:
             return int(action)
@@ -323,6 +383,19 @@ class MidnightEnv(AECEnv):
         play_forced(s, lambda actions: self._step_kernel(self._ref, int(actions[0]), obs, mask), seen=seen)
         return played
 
+    def _leave(self) -> None:
+        """A finished agent leaves (``step(None)``): PettingZoo's ``_was_dead_step`` where, as here,
+        every agent ends at once. The next to leave is the first left; once all have, the first
+        that left is selected again, as there."""
+        agent = self.agent_selection
+        del self.terminations[agent], self.truncations[agent], self.rewards[agent]
+        del self._cumulative_rewards[agent], self.infos[agent]
+        self.agents.remove(agent)
+        if self._first_to_leave is None:
+            self._first_to_leave = agent
+        self.agent_selection = self.agents[0] if self.agents else self._first_to_leave
+        self._clear_rewards()
+
     def _clear_rewards(self) -> None:
         for name in self.rewards:
             self.rewards[name] = 0.0
@@ -332,7 +405,7 @@ class MidnightEnv(AECEnv):
         """The game is over: final rewards, flags and infos for every agent."""
         s = self.game_state
         self._over = True
-        self._live = False
+        self._live = self._fast = False
         truncated = bool(s.truncated[0])
         points = s.spooky[0:1]
         if self.reward_mode == "rank":
@@ -349,7 +422,7 @@ class MidnightEnv(AECEnv):
     def _penalize(self, agent: str, action: int, message: str) -> None:
         """``illegal="penalize"``: the game ends, the offender gets ``illegal_reward``, the others 0."""
         self._over = True
-        self._live = False
+        self._live = self._fast = False
         self._cumulative_rewards[agent] = 0.0
         for name in self.agents:
             self.terminations[name] = True

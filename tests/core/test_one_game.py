@@ -71,10 +71,9 @@ def test_the_fast_path_checks_as_the_batch_path():
     same_game(st, before)
 
 
-def env_trace(variant: str, n: int, seed: int, auto_forced: bool = False):
+def env_trace(env, seed: int):
     """(agent, observation, mask, rewards, reward, termination, truncation, info) at every last() of
-    a game of the PettingZoo env with random legal actions, and the actions."""
-    env = midnight_env.env(variant, n, auto_forced=auto_forced)
+    a game of the PettingZoo ``env`` with random legal actions, and the actions."""
     env.reset(seed=seed)
     pick = np.random.default_rng(seed)
     trace, actions = [], []
@@ -128,8 +127,9 @@ def engine_trace(variant: str, n: int, game_seed: int, actions, auto_forced: boo
                                                      ("midnight_party", 3, False), ("midnight_party", 4, True),
                                                      ("hidden_castle", 2, True)])
 def test_the_env_observes_and_rewards_as_the_batch_engine(variant, n, auto_forced):
-    for seed in (1, 42):
-        game_seed, got, actions = env_trace(variant, n, seed, auto_forced)
+    env = midnight_env.env(variant, n, auto_forced=auto_forced)
+    for seed in (1, 42):  # the second game on the first one's state and arrays, which nothing else holds
+        game_seed, got, actions = env_trace(env, seed)
         want, cumulative = engine_trace(variant, n, game_seed, actions, auto_forced)
         decisions = [t for t in got if not (t[5] or t[6])]
         assert len(decisions) == len(want) == len(actions)

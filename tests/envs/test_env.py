@@ -185,6 +185,41 @@ def test_what_a_caller_keeps_is_never_written_again():
             np.testing.assert_array_equal(obs[key], copy[key])
 
 
+def test_what_nobody_else_holds_is_reused_and_what_a_caller_holds_is_not():
+    """The short paths reuse the arrays of two steps ago, and the last game's state, only where
+    nothing but the env holds them: a kept array or a view of one is never written again."""
+    env = midnight_env.env("midnight_party", 4)
+    env.reset(seed=7)
+    seen = set()
+    for _ in range(30):  # the caller drops each observation at its next last()
+        obs = env.last()[0]
+        seen.add(id(obs["observation"]))
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert len(seen) <= 3  # the arrays come round again: no new ones a step
+    kept = []
+    for keep in ("observation", "action_mask"):  # now the caller keeps one array (a view of it) a step
+        for _ in range(20):
+            obs = env.last()[0]
+            kept.append((obs[keep][:50], obs[keep][:50].copy()))
+            env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    for held, copy in kept:
+        np.testing.assert_array_equal(held, copy)
+    state = env.game_state
+    env.reset(seed=8)
+    assert env.game_state is not state  # the caller holds it
+    del state
+    state_id, spooky = id(env.game_state), env.game_state.spooky[0]
+    before = spooky.copy()
+    env.reset(seed=9)
+    assert id(env.game_state) != state_id  # the caller holds one of its arrays (a view)
+    np.testing.assert_array_equal(spooky, before)
+    del spooky
+    state_id = id(env.game_state)
+    env.reset(seed=10)
+    assert id(env.game_state) == state_id  # nobody else: the same arrays, reset
+    np.testing.assert_array_equal(env.game_state.spooky[0], 0)
+
+
 def test_observation_names_and_point_of_view():
     eng = Engine("midnight_party", 4)
     names = observation_names(eng)
