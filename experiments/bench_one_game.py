@@ -255,8 +255,10 @@ def env_parts() -> None:
     reset, end = (min(x) * 1e6 for x in zip(*(ends() for _ in range(20))))
     rows = [("the caller's part (a stub env)", best(caller)),
             ("  of which `mask.nonzero()[0]`", one["mask.nonzero()[0]"]),
-            ("`step()`: its compiled call", kernel), ("`step()`: its two fresh arrays", filled - kernel),
-            ("`step()`: its Python", step - filled), ("`last()`", one["env.last()"]),
+            ("`step()`: its compiled call", kernel),
+            ("`step()`: its Python (the arrays, the rewards, the next agent)", step - kernel),
+            ("  two fresh arrays a step would cost (it reuses those nobody holds)", filled - kernel),
+            ("`last()`", one["env.last()"]),
             ("`agent_iter`'s next", one["next(it)"]),
             (f"per game / {per_game:.0f} decisions: `reset` {reset:.1f} µs, the end {end:.1f} µs",
              (reset + end) / per_game)]

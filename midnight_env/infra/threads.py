@@ -12,8 +12,11 @@ threaded kernel, it keeps the faster (threads only when clearly faster: ``MARGIN
 now and then (``REPROBE_S``, doubling while the choice holds, up to ``REPROBE_MAX_S``) since the
 load changes. A probe stops early where threads are far slower (``DECISIVE``: a busy machine pays
 one threaded call per probe), and kept threads re-probe at once when their calls turn slower than
-the serial kernel was (``WATCH``: load that came since). Both kernels give the same games bit for
-bit, so the choice changes only the speed.
+the serial kernel was (``WATCH``: load that came since). Where the serial kernel is kept and other
+work visibly holds the cores (``_cores_taken``: the machine's runnable tasks, read on Linux), a due
+probe is put off and looked at again every ``LOOK_S`` instead: a threaded call there costs
+15-60 ms, and when the load leaves the probe runs within ``LOOK_S``. Both kernels give the same
+games bit for bit, so the choice changes only the speed.
 
 The environment variable ``MIDNIGHT_PARALLEL_FROM`` is the user's override: set, it turns the
 measuring off, and batches of that many games or more always run threaded, smaller ones serial
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import warnings
 from time import perf_counter as _clock  # tests fake it
 
@@ -42,6 +46,7 @@ REPROBE_S = 2.0  # seconds until the first re-probe, and after a re-probe that c
 REPROBE_MAX_S = 30.0  # the longest wait between re-probes (the wait doubles while the choice holds)
 DECISIVE = 2.0  # a probe ends early once every threaded call took over DECISIVE x every serial one
 WATCH = 2  # kept threads re-probe after this many calls in a row slower than the serial kernel was
+LOOK_S = 0.2  # while other work holds the cores, a due probe is put off this long (no threaded call)
 
 
 def _parallel_from(default: int = DEFAULT_PARALLEL_FROM) -> tuple[int, bool]:
@@ -70,6 +75,40 @@ _threads_used = False  # this process has run a threaded kernel
 _forked_after_threads = False  # this process was forked from one that had
 
 
+def _machine_load_seen() -> bool:
+    """Whether ``_cores_taken`` can tell: Linux's ``/proc/loadavg`` counts the machine's runnable
+    tasks, which says something of this process's cores only where it may run on all of them."""
+    try:
+        return sys.platform.startswith("linux") and len(os.sched_getaffinity(0)) == os.cpu_count() and \
+            os.path.exists("/proc/loadavg")
+    except (AttributeError, OSError):
+        return False
+
+
+_LOAD_SEEN = _machine_load_seen()
+_CORES = os.cpu_count() or 1
+
+
+def _cores_taken() -> bool:
+    """Whether other work holds every core but the one this thread runs on, right now: the tasks
+    runnable on the machine (``/proc/loadavg``) less this process's own (its idle numba workers may
+    still be spinning) number at least the cores less one. Threads cannot gain then. False where
+    it cannot be told (``_LOAD_SEEN``) or read."""
+    if not _LOAD_SEEN:
+        return False
+    try:
+        with open("/proc/loadavg") as f:
+            runnable = int(f.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/stat") as f:
+                stat = f.read()
+            own += stat[stat.rindex(")") + 2] == "R"  # the state follows the command's closing bracket
+    except (OSError, ValueError, IndexError):
+        return False
+    return runnable - own >= _CORES - 1
+
+
 def threaded(batch: int) -> bool:
     """Whether a batch of ``batch`` games may run the threaded kernels: from ``PARALLEL_FROM`` games,
     except in a process forked from one that had run them already, which stays serial. (With
@@ -90,12 +129,13 @@ def task_size(batch: int) -> int:
 class _Choice:
     """The kept choice of one site for one batch-size class, and its probe in progress."""
 
-    __slots__ = ("threads", "probe", "skip", "times", "due", "wait", "serial_time", "slow")
+    __slots__ = ("threads", "probe", "probed", "skip", "times", "due", "wait", "serial_time", "slow")
 
     def __init__(self) -> None:
         self.threads = False  # the kernel kept between probes
-        self.probe = FIRST_PROBE  # kernels still to time in this probe ("" between probes)
-        self.skip = 2  # leading calls not counted (the first probe's warm-up pair)
+        self.probe = ""  # kernels still to time in the probe under way ("" between probes)
+        self.probed = False  # a probe has started (the first one has a warm-up pair)
+        self.skip = 0  # leading calls of the probe not counted
         self.times: tuple[list[float], list[float]] = ([], [])  # seconds per game: serial, threaded
         self.due = 0.0  # _clock() time of the next probe
         self.wait = REPROBE_S
@@ -142,7 +182,11 @@ class Site:
                 if choice.slow >= WATCH:
                     choice.due = choice.slow = 0
                 return result
-            choice.probe = PROBE
+            if not choice.threads and _cores_taken():  # a threaded call would wait for the cores: not now
+                choice.due = start + LOOK_S
+                return serial(*args)
+            choice.probe, choice.skip = (PROBE, 0) if choice.probed else (FIRST_PROBE, 2)
+            choice.probed = True
         use_threads = choice.probe[0] == "T"
         start = _clock()
         if use_threads:

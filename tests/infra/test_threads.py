@@ -3,6 +3,9 @@ vector env's observation space held once, not once a game."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 import tracemalloc
 
 import numpy as np
@@ -40,14 +43,29 @@ def kernels(clock: FakeClock, serial_cost: float, threaded_cost: float, calls: l
     return serial, parallel
 
 
+class FakeLoad:
+    """``threads._cores_taken``: whether other work holds the cores, as the test says, and how often asked."""
+
+    def __init__(self):
+        self.taken = False
+        self.asked = 0
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return self.taken
+
+
 @pytest.fixture
 def auto(monkeypatch):
-    """Measuring on (whatever ``MIDNIGHT_PARALLEL_FROM`` says here), threads from 1,024 games, a fake clock."""
+    """Measuring on (whatever ``MIDNIGHT_PARALLEL_FROM`` says here), threads from 1,024 games, a fake
+    clock (``auto.load``: the machine's load as the test sets it, idle to begin with)."""
     monkeypatch.setattr(threads, "AUTO", True)
     monkeypatch.setattr(threads, "PARALLEL_FROM", 1024)
     monkeypatch.setattr(threads, "_forked_after_threads", False)
     clock = FakeClock()
     monkeypatch.setattr(threads, "_clock", clock)
+    clock.load = FakeLoad()
+    monkeypatch.setattr(threads, "_cores_taken", clock.load)
     return clock
 
 
@@ -89,6 +107,44 @@ def test_threads_are_kept_where_they_are_faster_and_dropped_when_the_load_comes(
         site.run(2000, serial, parallel, 0)
     # the kept threads turned slower than the serial kernel was: re-probed at once, not at the next due time
     assert "".join(calls) == "T" * threads.WATCH + "ST" + "S" * 10
+
+
+def test_no_threaded_call_while_other_work_holds_the_cores_and_a_probe_once_it_leaves(auto):
+    calls: list[str] = []
+    serial, parallel = kernels(auto, 0.004, 0.0015, calls)  # threads would pay on an idle machine
+    site = threads.Site("test")
+    auto.load.taken = True  # but the cores are taken from the start
+    for _ in range(400):  # 1.6 s of 4 ms calls
+        site.run(4096, serial, parallel, 0)
+    assert calls == ["S"] * 400, "not one threaded call (each would wait for the cores)"
+    assert 1.6 / threads.LOOK_S - 1 <= auto.load.asked <= 1.6 / threads.LOOK_S + 1, "looked again every LOOK_S"
+    auto.load.taken = False  # the load left
+    calls.clear()
+    for _ in range(len(threads.FIRST_PROBE) + 60):
+        site.run(4096, serial, parallel, 0)
+    assert "".join(calls[:len(threads.FIRST_PROBE)]) == threads.FIRST_PROBE, "probed within LOOK_S"
+    assert calls[-50:] == ["T"] * 50
+    asked = auto.load.asked
+    auto.load.taken = True  # kept threads are judged by their times, not by the load seen (their own
+    auto.now += threads.REPROBE_MAX_S  # idle workers may still be spinning): at the next probe too
+    calls.clear()
+    for _ in range(len(threads.PROBE) + 20):
+        site.run(4096, serial, parallel, 0)
+    assert "".join(calls) == threads.PROBE + "T" * 20 and auto.load.asked == asked
+
+
+def test_the_machines_load_is_seen_where_every_core_is_taken():
+    if not threads._LOAD_SEEN:
+        pytest.skip("the machine's runnable tasks cannot be read here (not Linux, or confined to some cores)")
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(threads._CORES)]
+    try:
+        time.sleep(0.5)  # let them take the cores
+        seen = [threads._cores_taken() for _ in range(9)]
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert sum(seen) >= 7, f"a spinning process per core, yet the cores were seen free {seen.count(False)} of 9 times"
 
 
 def test_threads_must_be_clearly_faster(auto):
