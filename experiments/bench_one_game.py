@@ -1,6 +1,7 @@
 """BENCHMARKS.md, "One game at a time (issue 43)": one game at a time, this tree against another.
 
     PYTHONPATH=. python experiments/bench_one_game.py              # against HEAD (git archive), 5 rounds
+    PYTHONPATH=. python experiments/bench_one_game.py --old cd0dc158   # against the rates issue 43 started from
     PYTHONPATH=. python experiments/bench_one_game.py --old /path/to/old/tree --rounds 5 --seconds 2
 
 Times, per CPU-second of the process (``time.process_time``, so that a shared machine counts
@@ -15,15 +16,16 @@ what one core gives), with random legal play and games restarted:
    second (every ``apply_action``, chance outcomes drawn by their probabilities) and decisions
    per second with ``observation_tensor()`` and ``legal_actions()`` at every decision.
 
-The old tree (default: ``git archive HEAD``) and this one run alternately in fresh processes,
-round after round, so that both see the same load; each figure is the median of the rounds.
+The old tree (a folder, or a commit unpacked by ``git archive``; default HEAD) and this one run
+alternately in fresh processes, round after round, so that both see the same load; each figure
+is the median of the rounds.
 Prints a Markdown table with the ratios new / old.
 
     PYTHONPATH=. python experiments/bench_one_game.py --parts      # where a decision of 2. goes, this tree
 
 ``--parts`` times the pieces of the env loop one by one (the best of 5 each, microseconds per
 decision): the caller's part against a stub env, ``step()`` on replayed games against its
-compiled call alone and with its two fresh arrays, ``last()``, ``agent_iter``'s next, and per
+compiled call alone (and what two fresh arrays a step would add), ``last()``, ``agent_iter``'s next, and per
 game ``reset`` and the end (the last step and every agent leaving).
 """
 
@@ -282,17 +284,20 @@ def run_worker(tree: Path, seconds: float, spiel: bool) -> dict:
 
 
 def old_tree(where: str | None) -> Path:
-    if where:
+    """The old code: a folder holding its ``midnight_env/``, or a commit of this repository (default
+    HEAD) unpacked into a fresh folder."""
+    if where and Path(where).is_dir():
         return Path(where)
-    target = Path(tempfile.mkdtemp(prefix="midnight_head_"))
-    archive = subprocess.run(["git", "archive", "HEAD", "midnight_env"], cwd=ROOT, capture_output=True, check=True)
+    target = Path(tempfile.mkdtemp(prefix="midnight_old_"))
+    archive = subprocess.run(["git", "archive", where or "HEAD", "midnight_env"], cwd=ROOT, capture_output=True,
+                             check=True)
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", help="tree of the old code (a folder holding midnight_env/); default: git HEAD")
+    parser.add_argument("--old", help="the old code: a folder holding midnight_env/, or a commit; default: git HEAD")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds of each timed run")
     parser.add_argument("--parts", action="store_true", help="time the env loop's parts in this tree, and stop")

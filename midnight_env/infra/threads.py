@@ -12,11 +12,12 @@ threaded kernel, it keeps the faster (threads only when clearly faster: ``MARGIN
 now and then (``REPROBE_S``, doubling while the choice holds, up to ``REPROBE_MAX_S``) since the
 load changes. A probe stops early where threads are far slower (``DECISIVE``: a busy machine pays
 one threaded call per probe), and kept threads re-probe at once when their calls turn slower than
-the serial kernel was (``WATCH``: load that came since). Where the serial kernel is kept and other
-work visibly holds the cores (``_cores_taken``: the machine's runnable tasks, read on Linux), a due
-probe is put off and looked at again every ``LOOK_S`` instead: a threaded call there costs
-15-60 ms, and when the load leaves the probe runs within ``LOOK_S``. Both kernels give the same
-games bit for bit, so the choice changes only the speed.
+the serial kernel was (``WATCH``: load that came since). Where other work visibly holds the cores
+when a probe falls due (``_cores_taken``: the machine's runnable tasks, read on Linux, this
+process's own left out), the serial kernel runs and the probe waits ``LOOK_S``, and so on while
+the load lasts: a threaded call there costs 15-60 ms, a look about 20 µs, and when the load
+leaves the probe runs within ``LOOK_S``. Both kernels give the same games bit for bit, so the
+choice changes only the speed.
 
 The environment variable ``MIDNIGHT_PARALLEL_FROM`` is the user's override: set, it turns the
 measuring off, and batches of that many games or more always run threaded, smaller ones serial
@@ -46,7 +47,7 @@ REPROBE_S = 2.0  # seconds until the first re-probe, and after a re-probe that c
 REPROBE_MAX_S = 30.0  # the longest wait between re-probes (the wait doubles while the choice holds)
 DECISIVE = 2.0  # a probe ends early once every threaded call took over DECISIVE x every serial one
 WATCH = 2  # kept threads re-probe after this many calls in a row slower than the serial kernel was
-LOOK_S = 0.2  # while other work holds the cores, a due probe is put off this long (no threaded call)
+LOOK_S = 0.02  # while other work holds the cores, a due probe is put off this long (no threaded call)
 
 
 def _parallel_from(default: int = DEFAULT_PARALLEL_FROM) -> tuple[int, bool]:
@@ -182,7 +183,8 @@ class Site:
                 if choice.slow >= WATCH:
                     choice.due = choice.slow = 0
                 return result
-            if not choice.threads and _cores_taken():  # a threaded call would wait for the cores: not now
+            if _cores_taken():  # a threaded call would wait for the cores: no probe now, and no threads
+                choice.threads = False
                 choice.due = start + LOOK_S
                 return serial(*args)
             choice.probe, choice.skip = (PROBE, 0) if choice.probed else (FIRST_PROBE, 2)
