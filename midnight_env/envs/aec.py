@@ -64,6 +64,11 @@ meaning and the legal ones; with ``illegal="penalize"`` a legal-but-wrong action
 game, the offender receiving ``illegal_reward`` and the others 0 (PettingZoo's
 ``TerminateIllegalWrapper``; an action outside the space still raises).
 
+**Arrays.** What the env hands out is never written again while anything else holds it: an
+observation or mask kept (or a view of one, or the dict) stays as it was, and so does a
+``game_state`` kept past ``reset()``. Where nothing but the env holds them any more, it reuses
+them (the arrays of two steps ago, the last game's state), which saves allocating them a step.
+
 **Rewards.** ``reward="points"``: after every step each agent receives minus the change of its
 own spooky points (captures, red and green rooms, the wine cellar), so an episode's return is
 minus the points the agent collected (``hidden_castle`` counts from the start value 10).
