@@ -270,8 +270,9 @@ class MidnightEnv(AECEnv):
             return
         # one compiled call: the action's legality, the decision, the rolls to the next decision, its
         # observation and mask. A caller may keep what it was given, so it is never written again:
-        # the arrays are fresh, or those of two steps ago where nothing but this env still holds them
-        # (their dict and the arrays referenced only here; the last step's the caller may still hold)
+        # the arrays are fresh, or those of two steps ago where nothing else holds them (their dict
+        # referenced by ``_spare`` alone, its two arrays by the dict alone); never the last step's,
+        # which the caller may still hold
         spare = self._spare
         if (spare is not None and _refs(spare) == 3 and len(spare) == 2 and _refs(spare["observation"]) == 2
                 and _refs(spare["action_mask"]) == 2):
@@ -389,9 +390,9 @@ class MidnightEnv(AECEnv):
         return played
 
     def _leave(self) -> None:
-        """A finished agent leaves (``step(None)``): PettingZoo's ``_was_dead_step`` where, as here,
-        every agent ends at once. The next to leave is the first left; once all have, the first
-        that left is selected again, as there."""
+        """A finished agent leaves (``step(None)``): PettingZoo's ``_was_dead_step`` for a game whose
+        agents all end at once, as here. The first agent still there is selected next; once all
+        have left, the first that left is selected again, as PettingZoo does."""
         agent = self.agent_selection
         del self.terminations[agent], self.truncations[agent], self.rewards[agent]
         del self._cumulative_rewards[agent], self.infos[agent]
