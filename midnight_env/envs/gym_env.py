@@ -41,7 +41,8 @@ from midnight_env.core.actions import ActionError
 from midnight_env.core.config import ConfigError
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine, check_actions
-from midnight_env.core.observation import encode_observations, observation_layout
+from midnight_env.core.observation import observation_layout
+from midnight_env.core.one_game import entry_point, env_observe, make_env_ref
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
 from midnight_env.envs.env_common import EnvOptions, check_render_mode
@@ -119,6 +120,9 @@ class SingleAgentEnv(gymnasium.Env):
         self.game_state = None
         self.seat = self.seat_option if isinstance(self.seat_option, int) else 0
         self._games = np.zeros(1, np.int64)
+        self._lay = lay
+        self._ref_state = self._ref = None  # the game's handle for the observation (``core.one_game``), and its state
+        self._kernels = None  # (make_ref, observe): compiled once, for the types of the first game
 
     # -- gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -213,7 +217,20 @@ class SingleAgentEnv(gymnasium.Env):
             self.engine.step(s, actions)  # checked: a bad opponent gets a clear error
 
     def _observation(self) -> np.ndarray:
-        return encode_observations(self.engine, self.game_state, self._games, self.seat)[0]
+        """The learner's view, by one compiled call on the game's handle (numba's dispatch of the
+        batch encoder cost more than the rest of a learner's step with random opponents)."""
+        s = self.game_state
+        if self._ref_state is not s:  # a new game: its handle
+            lay = self._lay
+            ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+            if self._kernels is None:
+                ref = make_env_ref(*ref_args)
+                self._kernels = (entry_point(make_env_ref, *ref_args),
+                                 entry_point(env_observe, ref, 0, np.empty(lay.size, np.float32)))
+            self._ref, self._ref_state = self._kernels[0](*ref_args), s
+        obs = np.empty(self._lay.size, np.float32)
+        self._kernels[1](self._ref, self.seat, obs)
+        return obs
 
     def _info(self) -> dict:
         s = self.game_state

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from midnight_agents.simple import RandomAgent
 from midnight_env import ActionError, ConfigError, SingleAgentEnv
 from midnight_env.arena.registry import AgentError
-from midnight_env.core.observation import observation_names
+from midnight_env.core.observation import encode_observations, observation_names
 from midnight_env.envs.vector import rank_rewards
 
 
@@ -77,6 +77,23 @@ def test_masks_are_the_learners_legal_actions():
     *_, masks, _ = run_episode(env, seed=1)
     assert not masks[-1].any()  # over: nothing is legal
     assert all(m.any() for m in masks[:-1])
+
+
+@pytest.mark.parametrize("variant,num_players", [("midnight_party", 4), ("hidden_castle", 3)])
+def test_the_learners_observation_is_the_encoders_view_of_the_game(variant, num_players):
+    """The env observes through the game's handle (``core.one_game``); the batch encoder on the same
+    state, from the learner's seat, must give the same floats at every step of every game."""
+    env = SingleAgentEnv(variant, num_players, opponents=["random"], seat="random")
+    rng = np.random.default_rng(5)
+    for seed in (3, 4):  # a second game: a new state and its handle
+        obs, info = env.reset(seed=seed)
+        while True:
+            want = encode_observations(env.engine, env.game_state, seats=env.seat)[0]
+            np.testing.assert_array_equal(obs, want)
+            legal = np.flatnonzero(env.action_masks())
+            if not len(legal):
+                break
+            obs, _, terminated, truncated, _ = env.step(int(legal[rng.integers(len(legal))]))
 
 
 def test_seeding_replays_and_random_seat():
