@@ -51,6 +51,7 @@ from midnight_env.infra.seeds import check_seed, check_seeds
 from midnight_env.infra.threads import Site
 
 _INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)  # (numpy's dtypes of native byte order are unique)
+_DECIDING = (PLACE, MOVE)  # the phases in which a game has a decision to take
 ENGINE_VERSION = "1.0.0"  # bumped whenever the rules' behaviour changes, never for a refactor
 _STEP = Site("engine.step")  # serial or threaded step, whichever this process measures faster
 _FITS = Site("engine.fits")  # the quick state check before a step, likewise
@@ -122,6 +123,13 @@ def check_actions(engine: Engine, state: GameState, actions, *, games: np.ndarra
     about the k-th action (default ``"game {i}: "``), e.g. ``"player_2: "`` in the PettingZoo env.
     """
     b = state.batch_size if games is None else len(games)
+    if b == 1 and not single and type(actions) is np.ndarray and actions.dtype == _INT64 and actions.shape == (1,):
+        # one game's action (an agent's choice in a single-game env): settled here where it is good,
+        # without the numpy and compiled calls below, which cost more than the step it guards
+        a, i = int(actions[0]), 0 if games is None else int(games[0])
+        if (none and a == -1) or (0 <= a < engine.num_actions and not legality) or (
+                0 <= a < engine.num_actions and state.phase[i] in _DECIDING and state.legal[i, a] == 1):
+            return actions
     if single:
         actions = np.array([_in_range(engine, actions, _about(games, where, 0), none, error)], np.int64)
     given = integer_values(actions, f"{who}actions", "one per game, -1 for none" if none else "one per game",

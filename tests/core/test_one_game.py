@@ -141,3 +141,29 @@ def test_the_env_observes_and_rewards_as_the_batch_engine(variant, n, auto_force
         finals = got[len(decisions):]
         assert len(finals) == n and all(t[5] or t[6] for t in finals)
         assert {t[0]: t[4] for t in finals} == cumulative  # every agent's last rewards
+
+
+def test_one_games_action_is_checked_as_a_batchs():
+    """``check_actions`` settles a good action of one game itself and leaves every other case to
+    the batch path: the same array back, the same errors word for word as in a batch of two."""
+    from midnight_env.core.engine import check_actions
+
+    eng = Engine("midnight_party", 4)
+    one, two = eng.new_games([5]), eng.new_games([5, 6])
+    legal = int(np.flatnonzero(one.legal[0])[0])
+    illegal = int(np.flatnonzero(one.legal[0] == 0)[0])
+    given = np.array([legal], np.int64)
+    assert check_actions(eng, one, given) is given
+    assert check_actions(eng, one, given, games=np.array([0])) is given
+    none = np.array([-1], np.int64)
+    assert check_actions(eng, one, none) is none
+    assert check_actions(eng, one, np.array([illegal], np.int64), legality=False)[0] == illegal
+    for bad, kwargs in (([illegal], {}), ([-1], {"none": False}), ([eng.num_actions], {}), ([-2], {})):
+        with pytest.raises(ActionError) as got:
+            check_actions(eng, one, np.array(bad, np.int64), **kwargs)
+        with pytest.raises(ActionError) as want:  # game 0 of a batch of two: the same words
+            check_actions(eng, two, np.array(bad + [-1], np.int64), **kwargs) if kwargs.get("none", True) else \
+                check_actions(eng, two, np.array(bad + [legal], np.int64), games=np.array([0, 0]), **kwargs)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(ActionError, match="not allowed|integer|float"):
+        check_actions(eng, one, np.array([1.0]))  # a float is refused, never converted
