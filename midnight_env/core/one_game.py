@@ -11,7 +11,8 @@ most of a step. Here the arrays of one state are gathered once into a handle (a 
   action's check in the same call as the step).
 - :class:`EnvRef` (``make_env_ref``): a state, its rules and its observation layout, for the
   PettingZoo env (``env_step``: the action's check, the step, the mask and the observation of
-  the seat to decide next, in one call; ``env_reset`` and ``env_observe`` likewise).
+  the seat to decide next, in one call; ``env_reset`` and ``env_observe`` likewise) and the
+  Gymnasium single-agent env's observation (``env_observe``).
 
 A handle holds its arrays (they live as long as it does) and sees every change made to them
 through the state; the state's values are checked in the kernels as before. ``entry_point``
