@@ -11,7 +11,8 @@ what one core gives), with random legal play and games restarted:
    one (checked, the default), and the same with ``check=False``;
 2. the PettingZoo env ``env()`` with its checks: ``last()`` (observation and mask) then
    ``step(random legal action)`` every decision, as ``experiments/bench_env.py`` does; and
-   ``step()`` alone, on games recorded first (the caller's part of the loop left out);
+   ``step()`` alone, on games recorded first (the caller's part of the loop left out); and the
+   Gymnasium ``SingleAgentEnv``'s learner steps against three random opponents;
 3. OpenSpiel's backgammon (``pyspiel.load_game("backgammon")``, C++), random play: states per
    second (every ``apply_action``, chance outcomes drawn by their probabilities) and decisions
    per second with ``observation_tensor()`` and ``legal_actions()`` at every decision.
@@ -127,6 +128,36 @@ def env_step_rate(seconds: float, variant: str = "midnight_party") -> float:
     return steps / spent
 
 
+def single_agent_rate(seconds: float, variant: str = "midnight_party") -> float:
+    """Learner steps per CPU-second of the Gymnasium ``SingleAgentEnv`` (4 players): the learner
+    picks uniformly among its legal actions, the three others play ``Decisions.random_choice``
+    (an agent defined here, so that an old tree's env takes it without the plugins)."""
+    import numpy as np
+
+    from midnight_env.arena.agent import Agent
+    from midnight_env.envs.gym_env import SingleAgentEnv
+
+    class Uniform(Agent):
+        name = "uniform"
+
+        def act(self, decisions):
+            return decisions.random_choice()
+
+    env = SingleAgentEnv(variant, 4, opponents=[Uniform()])
+    pick = random.Random(0).random
+    obs, info = env.reset(seed=0)
+    steps = 0
+    cpu = time.process_time()
+    deadline = cpu + seconds
+    while time.process_time() < deadline:
+        legal = np.flatnonzero(info["action_mask"])
+        obs, reward, terminated, truncated, info = env.step(int(legal[int(pick() * len(legal))]))
+        steps += 1
+        if terminated or truncated:
+            obs, info = env.reset()
+    return steps / (time.process_time() - cpu)
+
+
 def backgammon_rates(seconds: float) -> tuple[float, float]:
     """(states per CPU-second of random play, decisions per CPU-second with an observation tensor
     and the legal actions at every decision)."""
@@ -167,8 +198,9 @@ def worker(seconds: float, spiel: bool) -> dict:
     engine_rate(0.3, True)  # compile (or load the cache) and warm up
     engine_rate(0.3, False)
     env_rate(0.3)
+    single_agent_rate(0.3)
     out = {"engine": engine_rate(seconds, True), "engine_unchecked": engine_rate(seconds, False),
-           "env": env_rate(seconds), "env_step": env_step_rate(seconds)}
+           "env": env_rate(seconds), "env_step": env_step_rate(seconds), "single_agent": single_agent_rate(seconds)}
     if spiel:
         out["backgammon_states"], out["backgammon_observed"] = backgammon_rates(seconds)
     return out
@@ -331,7 +363,8 @@ def main() -> None:
     rows = [("batch-1 engine: `step(random_actions)`, checked", "engine"),
             ("batch-1 engine: the same, `check=False`", "engine_unchecked"),
             ("PettingZoo `env()`: `last()` + `step()`, with observations", "env"),
-            ("PettingZoo `env()`: `step()` alone (replayed games)", "env_step")]
+            ("PettingZoo `env()`: `step()` alone (replayed games)", "env_step"),
+            ("Gymnasium `SingleAgentEnv`: learner steps, three random opponents", "single_agent")]
     for label, key in rows:
         before, now = med("old", key), med("new", key)
         print(f"| {label} | {before:,.0f} | {now:,.0f} | **{now / before:.2f}x** |")
