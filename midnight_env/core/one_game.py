@@ -16,9 +16,10 @@ most of a step. Here the arrays of one state are gathered once into a handle (a 
 
 A handle holds its arrays (they live as long as it does) and sees every change made to them
 through the state; the state's values are checked in the kernels as before. Each kernel only
-takes the handle's fields and hands them to a worker compiled without reference counting (``_WORK``,
-as the rules are, ``rules.py``): counting the references of some 30 arrays a call, in and out,
-cost more than the observation (about 150 ns of a step's 1.1 µs, measured). ``entry_point``
+takes the handle's fields and hands them to a worker compiled without reference counting
+(``_WORK``, as the rules are, ``rules.py``): counting the references of the state's arrays in and
+out of the rules and the encoder cost more than the observation (about 0.2 µs of a step's
+1.1 µs, measured; BENCHMARKS.md). ``entry_point``
 gives the compiled code of a kernel for a handle's types, callable without numba's dispatch: the
 callers hand it only handles they made and arguments of the types it was compiled for.
 """
