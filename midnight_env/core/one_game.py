@@ -26,13 +26,16 @@ callers hand it only handles they made and arguments of the types it was compile
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, typeof
 from numba.core import types
 from numba.experimental import structref
 
 from midnight_env.core.config import Rules
-from midnight_env.core.observation import _float32_scaling_exact, encode_rows
+from midnight_env.core.observation import _float32_scaling_exact, encode_rows, observation_layout
 from midnight_env.core.random_choice import _choose_in_bytes
 from midnight_env.core.rules import advance_games, reset_game
 from midnight_env.core.state import MOVE, OVER, PLACE, GameState, _games_fit, _shapes_fit
@@ -177,6 +180,30 @@ def _observe_row(s, R, off, inv_guests, inv_points, exact32, seat, obs):
                 exact32)
 
 
+class EnvKernels(NamedTuple):
+    """The env kernels' compiled code (``entry_point``) for the handles of one engine's states."""
+
+    make_ref: Callable
+    reset: Callable
+    step: Callable
+    observe: Callable
+
+
+def env_ref_args(engine, state: GameState) -> tuple:
+    """``make_env_ref``'s arguments for ``state``, a batch of one of ``engine``'s game."""
+    lay = observation_layout(engine)
+    return tuple(state), engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points
+
+
+def env_kernels(ref_args: tuple) -> EnvKernels:
+    """The env kernels compiled for the types of ``ref_args`` (``env_ref_args``), which every state
+    of one engine shares: compiled once, then called without numba's dispatch."""
+    ref = make_env_ref(*ref_args)
+    obs, mask = np.empty(1, np.float32), np.empty(1, np.int8)  # for their types, not their sizes
+    return EnvKernels(entry_point(make_env_ref, *ref_args), entry_point(env_reset, ref, 0, 0, obs, mask),
+                      entry_point(env_step, ref, 0, obs, mask), entry_point(env_observe, ref, 0, obs))
+
+
 def entry_point(kernel, *args):
     """``kernel`` compiled for the types of ``args``, callable without numba's per-call type
     dispatch, which for a ``GameState`` (a tuple of 20 arrays) costs more than stepping a small
@@ -191,4 +218,4 @@ def entry_point(kernel, *args):
 
 
 __all__ = ["GameRef", "EnvRef", "make_game_ref", "step_one", "random_one", "make_env_ref", "env_step", "env_reset",
-           "env_observe", "entry_point"]
+           "env_observe", "EnvKernels", "env_ref_args", "env_kernels", "entry_point"]

@@ -111,7 +111,7 @@ from midnight_env.core.actions import ActionError
 from midnight_env.core.config import CASTLE_START_POINTS
 from midnight_env.core.engine import Engine, check_actions, play_forced
 from midnight_env.core.observation import observation_layout
-from midnight_env.core.one_game import entry_point, env_observe, env_reset, env_step, make_env_ref
+from midnight_env.core.one_game import env_kernels, env_ref_args
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER, empty_state
 from midnight_env.envs.env_common import EnvOptions, check_render_mode, observation_space
@@ -158,7 +158,6 @@ class MidnightEnv(AECEnv):
         self.illegal = illegal
         self.illegal_reward = self.options.penalty(self.engine)
         lay = observation_layout(self.engine)
-        self._lay = lay
         self._checks = bool(checks)
         self.metadata = dict(self.metadata, name=f"{variant}_v{ENV_VERSION}")
 
@@ -215,7 +214,7 @@ class MidnightEnv(AECEnv):
         # again; the state is new, or the last one where nothing but this env holds it or its arrays
         s = self.game_state
         if s is None or _holders(s) != self._state_holders:
-            s = self._new_state(game_seed)
+            s = self._new_state()
             self._state_holders = _holders(s)  # the env's own references (and the handle's): reused while that is all
         obs = np.empty(self.obs_size, _FLOAT32)
         mask = np.empty(self.num_actions, _INT8)
@@ -246,17 +245,13 @@ class MidnightEnv(AECEnv):
         if forced is not None:
             self.infos[self.agent_selection]["forced"] = forced
 
-    def _new_state(self, game_seed: int):
+    def _new_state(self):
         """A new state of one game and its handle (``core.one_game``)."""
-        r, lay = self.engine.rules, self._lay
+        r = self.engine.rules
         s = empty_state(1, r.num_players, r.num_squares, r.num_rooms, r.num_places, r.guests, r.num_actions)
-        ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+        ref_args = env_ref_args(self.engine, s)
         if self._kernels is None:  # the handle's and the state's types are the same after every reset
-            ref = make_env_ref(*ref_args)
-            obs, mask = np.empty(self.obs_size, _FLOAT32), np.empty(self.num_actions, _INT8)
-            self._kernels = (entry_point(make_env_ref, *ref_args),
-                             entry_point(env_reset, ref, game_seed, self._start_points, obs, mask),
-                             entry_point(env_step, ref, 0, obs, mask), entry_point(env_observe, ref, 0, obs))
+            self._kernels = env_kernels(ref_args)
         make_ref, self._reset_kernel, self._step_kernel, self._observe_kernel = self._kernels
         self._ref = make_ref(*ref_args)
         self.game_state = s

@@ -42,7 +42,7 @@ from midnight_env.core.config import ConfigError
 from midnight_env.core.dice import agent_streams
 from midnight_env.core.engine import Engine, check_actions
 from midnight_env.core.observation import observation_layout
-from midnight_env.core.one_game import entry_point, env_observe, make_env_ref
+from midnight_env.core.one_game import env_kernels, env_ref_args
 from midnight_env.core.scoring import rank_rewards, ranks
 from midnight_env.core.state import OVER
 from midnight_env.envs.env_common import EnvOptions, check_render_mode
@@ -122,7 +122,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._games = np.zeros(1, np.int64)
         self._lay = lay
         self._ref_state = self._ref = None  # the game's handle for the observation (``core.one_game``), and its state
-        self._kernels = None  # (make_ref, observe): compiled once, for the types of the first game
+        self._kernels = None  # one_game.EnvKernels: compiled once, for the types of the first game
 
     # -- gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -221,15 +221,12 @@ class SingleAgentEnv(gymnasium.Env):
         batch encoder cost more than the rest of a learner's step with random opponents)."""
         s = self.game_state
         if self._ref_state is not s:  # a new game: its handle
-            lay = self._lay
-            ref_args = (tuple(s), self.engine._kernel_rules, lay.offsets, lay.inv_guests, lay.inv_points)
+            ref_args = env_ref_args(self.engine, s)
             if self._kernels is None:
-                ref = make_env_ref(*ref_args)
-                self._kernels = (entry_point(make_env_ref, *ref_args),
-                                 entry_point(env_observe, ref, 0, np.empty(lay.size, np.float32)))
-            self._ref, self._ref_state = self._kernels[0](*ref_args), s
+                self._kernels = env_kernels(ref_args)
+            self._ref, self._ref_state = self._kernels.make_ref(*ref_args), s
         obs = np.empty(self._lay.size, np.float32)
-        self._kernels[1](self._ref, self.seat, obs)
+        self._kernels.observe(self._ref, self.seat, obs)
         return obs
 
     def _info(self) -> dict:
