@@ -127,8 +127,8 @@ def check_actions(engine: Engine, state: GameState, actions, *, games: np.ndarra
         # one game's action (an agent's choice in a single-game env): settled here where it is good,
         # without the numpy and compiled calls below, which cost more than the step it guards
         a, i = int(actions[0]), 0 if games is None else int(games[0])
-        if (none and a == -1) or (0 <= a < engine.num_actions and not legality) or (
-                0 <= a < engine.num_actions and state.phase[i] in _DECIDING and state.legal[i, a] == 1):
+        if (none and a == -1) or (0 <= a < engine.num_actions and (
+                not legality or (state.phase[i] in _DECIDING and state.legal[i, a] == 1))):
             return actions
     if single:
         actions = np.array([_in_range(engine, actions, _about(games, where, 0), none, error)], np.int64)
