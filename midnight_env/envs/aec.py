@@ -299,6 +299,9 @@ class MidnightEnv(AECEnv):
         action = self._checked_action(action)  # an error, a finished agent leaving (None), or an index
         if action is None:
             return
+        if self._fast:  # a live game without forced play: the index takes the short path
+            self.step(action)
+            return
         obs = np.empty(self.obs_size, _FLOAT32)
         mask = np.empty(self.num_actions, _INT8)
         code = self._step_kernel(self._ref, action, obs, mask)
@@ -306,12 +309,10 @@ class MidnightEnv(AECEnv):
             self._illegal(action)
             return
         self._obs = {"observation": obs, "action_mask": mask}
-        forced = None
-        if self.auto_forced:
-            forced = self._play_forced()  # into obs and mask
-            if forced:
-                s = self.game_state
-                code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + (self._all_seats << 4)
+        forced = self._play_forced()  # into obs and mask
+        if forced:
+            s = self.game_state
+            code = int(s.player[0]) + 8 * int(s.phase[0] == OVER) + (self._all_seats << 4)
         self._cumulative_rewards[self.agent_selection] = 0.0
         if code & self._paid_bits:
             self._pay_points(code >> 4)
@@ -322,8 +323,7 @@ class MidnightEnv(AECEnv):
             self._finish()
             return
         self.agent_selection = self._obs_agent = nxt = self.possible_agents[code & 7]
-        if forced is not None:
-            self.infos[nxt]["forced"] = forced
+        self.infos[nxt]["forced"] = forced
 
     def _checked_action(self, action) -> int | None:
         """``step``'s long path: the order checks, a finished agent leaving (None returned), or the
